@@ -1,0 +1,69 @@
+//! Internal and external cloth forces with their Jacobians (Baraff & Witkin §4).
+//!
+//! Every internal force comes from a condition function `C(x)` (Baraff §4.1, Stuyck §7.3):
+//!
+//! ```text
+//! E = ½ k CᵀC                 f_i = −k (∂C/∂x_i) C
+//! K_ij = ∂f_i/∂x_j = −k ( (∂C/∂x_i)(∂C/∂x_j)ᵀ + (∂²C/∂x_i∂x_j) C )
+//! d_i = −k_d (∂C/∂x_i) Ċ,     Ċ = Σ_j (∂C/∂x_j)ᵀ v_j                      (§4.5, eq. 11)
+//! ∂d_i/∂v_j = −k_d (∂C/∂x_i)(∂C/∂x_j)ᵀ
+//! ∂d_i/∂x_j = −k_d ( (∂²C/∂x_i∂x_j) Ċ + (∂C/∂x_i)(∂Ċ/∂x_j)ᵀ )
+//! ```
+//!
+//! The last term of `∂d/∂x` is not symmetric; the solver drops it as the paper does
+//! ([`JacobianMode::System`]); [`JacobianMode::Exact`] keeps it so tests can compare every
+//! Jacobian against finite differences.
+//!
+//! Conditions: [`stretch`] (§4.2, Stuyck §7.4), [`shear`] (§4.3, §7.5), [`bend`] (§4.3,
+//! §7.6); [`external`] holds gravity and air drag.
+use crate::{Mat3, Vec3};
+
+pub mod bend;
+pub mod condition;
+pub mod external;
+pub mod shear;
+pub mod stretch;
+
+/// Which Jacobian to compute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JacobianMode {
+    /// What the implicit solver uses: symmetric, dropping `−k_d (∂C/∂x_i)(∂Ċ/∂x_j)ᵀ`
+    /// (Baraff §4.5) and, for compressed stretch components (C < 0), the `k C ∂²C` term
+    /// that would make the system indefinite; drag keeps only `∂f/∂v`.
+    System,
+    /// The exact derivative of the force as computed, for finite-difference tests.
+    Exact,
+}
+
+/// Force and Jacobian blocks of one element with `N` particles.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ElementForces<const N: usize> {
+    /// Force on each of the element's particles (N).
+    pub f: [Vec3; N],
+    /// `∂f_a/∂x_b` blocks, indexed `[a][b]` (N/m).
+    pub dfdx: [[Mat3; N]; N],
+    /// `∂f_a/∂v_b` blocks, indexed `[a][b]` (N·s/m).
+    pub dfdv: [[Mat3; N]; N],
+}
+
+impl<const N: usize> ElementForces<N> {
+    /// All forces and Jacobian blocks zero.
+    pub fn zero() -> Self {
+        ElementForces {
+            f: [Vec3::zeros(); N],
+            dfdx: [[Mat3::zeros(); N]; N],
+            dfdv: [[Mat3::zeros(); N]; N],
+        }
+    }
+
+    /// Adds `other` into `self` block by block.
+    pub fn add(&mut self, other: &ElementForces<N>) {
+        for a in 0..N {
+            self.f[a] += other.f[a];
+            for b in 0..N {
+                self.dfdx[a][b] += other.dfdx[a][b];
+                self.dfdv[a][b] += other.dfdv[a][b];
+            }
+        }
+    }
+}

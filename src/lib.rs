@@ -1,0 +1,38 @@
+//! # drape — Baraff–Witkin implicit cloth simulation for artists' tools
+//!
+//! drape reads a garment (a triangle mesh whose UV layout is its set of flat sewing panels)
+//! and writes a point cache of it falling, hanging or draping, frame by frame. Data flows one
+//! way through the crate:
+//!
+//! ```text
+//! files ──io──▶ Scene (garments, pins) ──model──▶ ClothModel (welded particles, rest UVs
+//! in metres, masses, hinges) ──pipeline──▶ per step: assemble forces and Jacobians
+//! (forces) into a 3x3 block CSR system (linalg) → filtered PCG solve → advance, adapt the
+//! step ──▶ frame states ──cache──▶ PC2 files
+//! ```
+//!
+//! The solver is Baraff & Witkin, "Large Steps in Cloth Simulation" (SIGGRAPH 1998); see
+//! `shared/seeds/baraff-witkin-1998-large-steps.txt`. Each module documents the equations
+//! and paper sections it implements.
+#![warn(missing_docs)]
+
+pub mod bench;
+pub mod cache;
+pub mod cli;
+pub mod error;
+pub mod fixtures;
+pub mod forces;
+pub mod io;
+pub mod linalg;
+pub mod model;
+pub mod pipeline;
+pub mod scene;
+
+pub use error::{Error, Result};
+
+/// 3-vector of `f64` used for positions, velocities and forces (metres, m/s, newtons).
+pub type Vec3 = nalgebra::Vector3<f64>;
+/// 2-vector of `f64` used for UV (material) coordinates.
+pub type Vec2 = nalgebra::Vector2<f64>;
+/// 3x3 block of `f64`, the unit of the block-sparse system.
+pub type Mat3 = nalgebra::Matrix3<f64>;

@@ -1,0 +1,18 @@
+//! The linear algebra of the implicit step: a 3x3 block CSR matrix whose sparsity pattern is
+//! built once per topology ([`pattern`]), deterministic parallel assembly from per-element
+//! blocks ([`assembly`]), and the modified preconditioned conjugate gradient of Baraff §5.3
+//! with per-particle filters ([`pcg`]).
+//!
+//! Determinism: every reduction (dot products, gathers) is split into fixed-size chunks
+//! whose partial results are combined in chunk order, so results are bit-identical for any
+//! number of rayon threads.
+pub mod assembly;
+pub mod bcsr;
+pub mod block3;
+pub mod pattern;
+pub mod pcg;
+
+pub use assembly::AssemblyPlan;
+pub use bcsr::BlockCsr;
+pub use pattern::BlockPattern;
+pub use pcg::{modified_pcg, Constraint, PcgResult, PcgScratch, PcgSettings};
