@@ -1,1 +1,44 @@
-//! placeholder
+//! The command-line layer: flags, checked settings, progress and the commands. It may use
+//! every library module; nothing in the library uses it.
+pub mod args;
+pub mod bench;
+pub mod inspect;
+pub mod progress;
+pub mod settings;
+pub mod simulate;
+
+pub use args::{Cli, Command};
+
+use crate::error::{Error, Result};
+
+/// Runs a parsed command line.
+pub fn run(cli: &Cli) -> Result<()> {
+    match &cli.command {
+        Command::Simulate(a) => with_threads(a.threads, || simulate::run(a)),
+        Command::Inspect(a) => inspect::run(a),
+        Command::Bench(a) => with_threads(a.threads, || bench::run(a)),
+    }
+}
+
+/// True if errors should be printed as JSON progress events.
+pub fn json_errors(cli: &Cli) -> bool {
+    matches!(&cli.command, Command::Simulate(a) if a.progress == args::ProgressMode::Json)
+}
+
+/// Runs `f` on a rayon pool of `threads` workers (all cores when `None`).
+fn with_threads<T>(threads: Option<usize>, f: impl FnOnce() -> Result<T> + Send) -> Result<T>
+where
+    T: Send,
+{
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = threads {
+        if n == 0 {
+            return Err(Error::usage("--threads must be at least 1"));
+        }
+        builder = builder.num_threads(n);
+    }
+    let pool = builder
+        .build()
+        .map_err(|e| Error::Internal(format!("cannot start worker threads: {e}")))?;
+    pool.install(f)
+}

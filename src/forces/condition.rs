@@ -1,5 +1,22 @@
 //! Generic condition-function forces: from `C`, `∂C/∂x` and `∂²C/∂x²` of an element to its
-//! forces and Jacobians (see the equations in [`crate::forces`]).
+//! forces and Jacobians (Baraff §4.1 eq. 7-8, §4.5 eq. 11-12; Stuyck §7.3 eq. 7.2-7.11).
+//!
+//! For each component `C_m` of an `M`-component condition over `N` particles, with
+//! stiffness `k` (N/m for a length-like `C`) and damping `k_d`:
+//!
+//! ```text
+//! Ċ_m            = Σ_j (∂C_m/∂x_j)ᵀ v_j
+//! f_i            = −Σ_m (k C_m + k_d Ċ_m) ∂C_m/∂x_i
+//! ∂f_i/∂v_j      = −k_d Σ_m (∂C_m/∂x_i)(∂C_m/∂x_j)ᵀ
+//! ∂f_i/∂x_j      = −Σ_m [ k (∂C_m/∂x_i)(∂C_m/∂x_j)ᵀ + (k C_m + k_d Ċ_m) ∂²C_m/∂x_i∂x_j
+//!                         + k_d (∂C_m/∂x_i)(∂Ċ_m/∂x_j)ᵀ ]
+//! ∂Ċ_m/∂x_j      = Σ_l (∂²C_m/∂x_l∂x_j)ᵀ v_l
+//! ```
+//!
+//! [`JacobianMode::System`] drops the last (asymmetric) term of `∂f/∂x` (Baraff §4.5) and,
+//! for components with `clamp_compression[m] && C_m < 0`, the `k C_m ∂²C_m` term (a
+//! compressed stretch component would otherwise make `−∂f/∂x` indefinite). What remains is
+//! symmetric whenever the condition Hessians are. [`JacobianMode::Exact`] keeps every term.
 use super::{ElementForces, JacobianMode};
 use crate::{Mat3, Vec3};
 
@@ -14,6 +31,27 @@ pub struct ConditionEval<const N: usize, const M: usize> {
     pub d2c: [[[Mat3; N]; N]; M],
 }
 
+impl<const N: usize, const M: usize> ConditionEval<N, M> {
+    /// A condition identically zero (value, gradient and Hessian).
+    pub fn zero() -> Self {
+        ConditionEval {
+            c: [0.0; M],
+            dc: [[Vec3::zeros(); N]; M],
+            d2c: [[[Mat3::zeros(); N]; N]; M],
+        }
+    }
+
+    /// `Ċ_m = Σ_j (∂C_m/∂x_j)ᵀ v_j` for every component, the rate of change of the condition
+    /// under velocities `v`.
+    pub fn rate(&self, v: &[Vec3; N]) -> [f64; M] {
+        let mut cdot = [0.0; M];
+        for (cd, dc) in cdot.iter_mut().zip(&self.dc) {
+            *cd = dc.iter().zip(v).map(|(g, vj)| g.dot(vj)).sum();
+        }
+        cdot
+    }
+}
+
 /// Forces and Jacobians of `E = ½ k CᵀC` and its damping `d = −k_d (∂C/∂x) Ċ`.
 /// `clamp_compression[m]` drops the `k C_m ∂²C_m` stiffness term in
 /// [`JacobianMode::System`] when `C_m < 0` (compressed stretch).
@@ -25,6 +63,40 @@ pub fn condition_forces<const N: usize, const M: usize>(
     clamp_compression: [bool; M],
     mode: JacobianMode,
 ) -> ElementForces<N> {
-    let _ = (eval, v, k, kd, clamp_compression, mode);
-    todo!()
+    let exact = mode == JacobianMode::Exact;
+    let cdot = eval.rate(v);
+    let mut out = ElementForces::zero();
+    for m in 0..M {
+        let c = eval.c[m];
+        let dc = &eval.dc[m];
+        let d2c = &eval.d2c[m];
+        let s = k * c + kd * cdot[m];
+        for (f, g) in out.f.iter_mut().zip(dc) {
+            *f -= s * g;
+        }
+        // Coefficient of ∂²C_m in −∂f/∂x: k C_m (unless clamped) + k_d Ċ_m.
+        let clamped = !exact && clamp_compression[m] && c < 0.0;
+        let h = if clamped { kd * cdot[m] } else { s };
+        // ∂Ċ_m/∂x_j, only needed for the exact (asymmetric) damping term.
+        let mut dcdot = [Vec3::zeros(); N];
+        if exact && kd != 0.0 {
+            for (j, dj) in dcdot.iter_mut().enumerate() {
+                for l in 0..N {
+                    *dj += d2c[l][j].tr_mul(&v[l]);
+                }
+            }
+        }
+        for i in 0..N {
+            for j in 0..N {
+                let outer = dc[i] * dc[j].transpose();
+                let mut kij = k * outer + h * d2c[i][j];
+                if exact && kd != 0.0 {
+                    kij += kd * dc[i] * dcdot[j].transpose();
+                }
+                out.dfdx[i][j] -= kij;
+                out.dfdv[i][j] -= kd * outer;
+            }
+        }
+    }
+    out
 }

@@ -14,15 +14,20 @@
 //! ([`JacobianMode::System`]); [`JacobianMode::Exact`] keeps it so tests can compare every
 //! Jacobian against finite differences.
 //!
+//! [`deformation`] computes `w_u`, `w_v` (Baraff eq. 9) for stretch and shear.
 //! Conditions: [`stretch`] (§4.2, Stuyck §7.4), [`shear`] (§4.3, §7.5), [`bend`] (§4.3,
 //! §7.6); [`external`] holds gravity and air drag.
 use crate::{Mat3, Vec3};
 
 pub mod bend;
 pub mod condition;
+pub mod deformation;
 pub mod external;
 pub mod shear;
 pub mod stretch;
+
+#[cfg(test)]
+mod tests;
 
 /// Which Jacobian to compute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

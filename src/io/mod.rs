@@ -3,6 +3,7 @@
 //! Only glTF garments are read so far ([`gltf`]); USD, Houdini `.geo` and scene files come
 //! with the inputs issue.
 pub mod gltf;
+pub mod weld;
 
 use crate::error::{Error, Result};
 use crate::scene::Scene;
@@ -31,4 +32,11 @@ pub fn load_scene(path: &Path) -> Result<Scene> {
             "unknown scene format; give a .gltf or .glb file",
         )),
     }
+}
+
+/// Reads `path` and keeps the garments named in `names` (all marked garments when empty).
+/// Errors name the missing garment and list the meshes that exist.
+pub fn load_garments(path: &Path, names: &[String]) -> Result<Scene> {
+    let _ = load_scene(path)?; // existence and format checks with their messages
+    gltf::select_garments(path, names)
 }

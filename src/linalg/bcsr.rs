@@ -1,7 +1,18 @@
 //! 3x3 block compressed sparse rows (Stuyck §5.5), values over a shared [`BlockPattern`].
+//!
+//! ```text
+//! (A x)_i = Σ_{k ∈ row i} values[k] · x[col[k]]      (3x3 block times 3-vector)
+//! ```
+//! Each row's sum is taken in column order, so the product is bit-identical for any
+//! number of threads.
 use super::BlockPattern;
 use crate::{Mat3, Vec3};
+use rayon::prelude::*;
 use std::sync::Arc;
+
+/// Rows per parallel task of [`BlockCsr::mul_vec`] (only the scheduling granularity: the
+/// result does not depend on it).
+const ROW_CHUNK: usize = 256;
 
 /// A square block-sparse matrix.
 #[derive(Debug, Clone)]
@@ -15,19 +26,52 @@ pub struct BlockCsr {
 impl BlockCsr {
     /// All-zero matrix over `pattern`.
     pub fn zeros(pattern: Arc<BlockPattern>) -> Self {
-        let _ = pattern;
-        todo!()
+        let values = vec![Mat3::zeros(); pattern.nnz()];
+        BlockCsr { pattern, values }
+    }
+
+    /// Number of block rows (particles).
+    pub fn n(&self) -> usize {
+        self.pattern.n
+    }
+
+    /// `(A x)_i = Σ_k values[k] x[col[k]]` over row `i`, in column order.
+    ///
+    /// # Panics
+    /// If `i ≥ n` or `x` is shorter than a column index of the row.
+    #[inline]
+    pub fn mul_row(&self, i: usize, x: &[Vec3]) -> Vec3 {
+        let p = &*self.pattern;
+        let (lo, hi) = (p.row_ptr[i], p.row_ptr[i + 1]);
+        let mut acc = Vec3::zeros();
+        for (m, &j) in self.values[lo..hi].iter().zip(&p.col[lo..hi]) {
+            acc += m * x[j];
+        }
+        acc
     }
 
     /// `y = A x` (parallel over rows; each row summed in column order).
+    ///
+    /// # Panics
+    /// If `x.len()` or `y.len()` differs from the number of rows.
     pub fn mul_vec(&self, x: &[Vec3], y: &mut [Vec3]) {
-        let _ = (x, y);
-        todo!()
+        let n = self.n();
+        assert_eq!(x.len(), n, "mul_vec: x has the wrong length");
+        assert_eq!(y.len(), n, "mul_vec: y has the wrong length");
+        y.par_chunks_mut(ROW_CHUNK)
+            .enumerate()
+            .for_each(|(c, chunk)| {
+                let base = c * ROW_CHUNK;
+                for (k, yi) in chunk.iter_mut().enumerate() {
+                    *yi = self.mul_row(base + k, x);
+                }
+            });
     }
 
-    /// The diagonal block of row `i`.
+    /// The diagonal block of row `i` (zero if `i ≥ n`).
     pub fn diagonal(&self, i: usize) -> Mat3 {
-        let _ = i;
-        todo!()
+        self.pattern
+            .slot(i, i)
+            .map_or_else(Mat3::zeros, |k| self.values[k])
     }
 }

@@ -12,7 +12,10 @@ pub mod block3;
 pub mod pattern;
 pub mod pcg;
 
-pub use assembly::AssemblyPlan;
+pub use assembly::{AssemblyPlan, ElementSet};
 pub use bcsr::BlockCsr;
 pub use pattern::BlockPattern;
-pub use pcg::{modified_pcg, Constraint, PcgResult, PcgScratch, PcgSettings};
+pub use pcg::{constraint_forces, modified_pcg, Constraint, PcgResult, PcgScratch, PcgSettings};
+
+#[cfg(test)]
+mod tests;

@@ -10,11 +10,26 @@
 //! in the constrained directions equal `z` exactly after any number of iterations. After the
 //! solve, `e = A Δv − b` restricted to the constrained directions is the constraint force
 //! (times h) that enforced them (§5.4).
+//!
+//! Symbols: `A` the SPD system matrix of Baraff eq. 16 (kg), `b` its right side (N·s),
+//! `Δv` the velocity change (m/s), `z` the prescribed velocity change in the constrained
+//! directions (m/s), `p, q` unit constrained directions, `ε` the relative tolerance.
+//!
+//! Implementation: one solve is a block-sparse product `A c` fused with the filter and the
+//! reduction `cᵀq`, one pass fusing the `α` updates of `Δv` and `r` with `s = P⁻¹ r` and
+//! `rᵀs`, and one pass for the new direction `c`. Every reduction follows the fixed-chunk
+//! rule of [`block3`](super::block3), so the result is bit-identical for any thread
+//! count. No allocation happens once the [`PcgScratch`] has been sized by a first solve.
+use super::block3::{spd_inverse_or_diagonal, sum_in_order, CHUNK};
 use super::BlockCsr;
 use crate::{Mat3, Vec3};
+use rayon::prelude::*;
 
 /// Constraint of one particle: the filter `S_i` (projection on its free directions) and the
 /// prescribed velocity change `z_i` in its constrained directions (`(I − S_i) z_i = z_i`).
+///
+/// `S_i` must be a symmetric projection (`S² = S = Sᵀ`) for the solver to be a conjugate
+/// gradient method on the free subspace; the four forms of the module doc are.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Constraint {
     /// Particle index.
@@ -29,6 +44,7 @@ pub struct Constraint {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PcgSettings {
     /// Relative tolerance ε on the preconditioned residual (Baraff: stop when δ ≤ ε² δ₀).
+    /// A negative or non-finite value is treated as 0 (iterate to the cap).
     pub tolerance: f64,
     /// Iteration cap.
     pub max_iterations: usize,
@@ -48,21 +64,94 @@ impl Default for PcgSettings {
 pub struct PcgResult {
     /// Iterations performed.
     pub iterations: usize,
-    /// `sqrt(δ/δ₀)` at exit (0 if δ₀ = 0).
+    /// `sqrt(δ/δ₀)` at exit (0 if nothing was to be solved, +∞ if `A` or `b` held
+    /// non-finite values; see [`modified_pcg`] for the reference used when δ₀ = 0).
     pub relative_residual: f64,
-    /// Whether the tolerance was reached.
+    /// Whether the tolerance was reached (false when the cap was hit or the iteration broke
+    /// down: `cᵀq ≤ 0` or a non-finite value; `Δv` is then the last finite iterate).
     pub converged: bool,
 }
+
+/// Marker of a free particle in [`PcgScratch`]'s dense filter index.
+const FREE: u32 = u32::MAX;
 
 /// Work vectors reused across solves (sized on first use).
 #[derive(Debug, Default, Clone)]
 pub struct PcgScratch {
-    // private buffers chosen by the implementation
+    /// Filtered residual `r`.
+    r: Vec<Vec3>,
+    /// Search direction `c`.
+    c: Vec<Vec3>,
+    /// `q = filter(A c)` (also `A z` at start).
+    q: Vec<Vec3>,
+    /// Preconditioned residual `s = P⁻¹ r`.
+    s: Vec<Vec3>,
+    /// `P_i⁻¹ = A_ii⁻¹` (or its fallback, see [`spd_inverse_or_diagonal`]).
+    inv_diag: Vec<Mat3>,
+    /// Per particle: index into the constraint list, or [`FREE`].
+    filter_of: Vec<u32>,
+    /// Per-chunk partial sums.
+    partials: Vec<f64>,
+    /// Per-chunk partial sums of the two start-up reductions (δ₀, δ).
+    partials2: Vec<(f64, f64)>,
+}
+
+/// The filter of §5.3 as a dense per-particle lookup over the sparse constraint list.
+#[derive(Clone, Copy)]
+struct Filter<'a> {
+    of: &'a [u32],
+    constraints: &'a [Constraint],
+}
+
+impl Filter<'_> {
+    /// `S_i a`.
+    #[inline]
+    fn apply(&self, i: usize, a: Vec3) -> Vec3 {
+        match self.of[i] {
+            FREE => a,
+            k => self.constraints[k as usize].filter * a,
+        }
+    }
+}
+
+/// Checks the constraint indices and fills the dense index (later entries win when a
+/// particle is listed twice).
+fn index_constraints(n: usize, constraints: &[Constraint], of: &mut Vec<u32>) {
+    of.clear();
+    of.resize(n, FREE);
+    assert!(constraints.len() < FREE as usize, "too many constraints");
+    for (k, c) in constraints.iter().enumerate() {
+        assert!(
+            c.particle < n,
+            "constraint on particle {} of {n}",
+            c.particle
+        );
+        of[c.particle] = k as u32;
+    }
 }
 
 /// Solves `A Δv = b` under `constraints` (particles not listed are free) into `dv`
 /// (its input value is ignored). `A` must be symmetric positive definite on the free
 /// subspace.
+///
+/// Follows Baraff §5.3 line by line (module doc) with the block-Jacobi preconditioner
+/// `P_i = A_ii` (inverted once per solve by [`spd_inverse_or_diagonal`]). Guarantees:
+/// - `(I − S_i) Δv_i = z_i` for every constrained particle after any number of iterations,
+///   including 0 and a breakdown (exactly for pinned and axis-aligned filters, to rounding
+///   of `S_i c` otherwise);
+/// - `δ₀ = 0` and `r = filter(b − A z) = 0` (nothing to solve) returns `Δv = z`,
+///   0 iterations, converged; if `δ₀ = 0` but `r ≠ 0` (only the prescribed `z` drives the
+///   free particles, e.g. a moving pin without forces) the initial `δ = rᵀc` replaces `δ₀`
+///   as the reference of the stopping rule, where Baraff's rule `δ > ε²·0` would never
+///   stop;
+/// - `cᵀq ≤ 0` or non-finite values stop the iteration with `converged = false` and the
+///   last finite `Δv`, never NaN.
+///
+/// A particle listed twice takes its later constraint.
+///
+/// # Panics
+/// If `b` or `dv` does not have one entry per row of `A`, or a constraint names a particle
+/// out of range (caller bugs, not user data).
 pub fn modified_pcg(
     a: &BlockCsr,
     b: &[Vec3],
@@ -71,12 +160,197 @@ pub fn modified_pcg(
     scratch: &mut PcgScratch,
     dv: &mut [Vec3],
 ) -> PcgResult {
-    let _ = (a, b, constraints, settings, scratch, dv);
-    todo!()
+    let n = a.n();
+    assert_eq!(b.len(), n, "modified_pcg: b has the wrong length");
+    assert_eq!(dv.len(), n, "modified_pcg: dv has the wrong length");
+    let PcgScratch {
+        r,
+        c,
+        q,
+        s,
+        inv_diag,
+        filter_of,
+        partials,
+        partials2,
+    } = scratch;
+    index_constraints(n, constraints, filter_of);
+    let f = Filter {
+        of: filter_of,
+        constraints,
+    };
+    for v in [&mut *r, &mut *c, &mut *q, &mut *s] {
+        v.resize(n, Vec3::zeros());
+    }
+    inv_diag.resize(n, Mat3::zeros());
+    inv_diag
+        .par_iter_mut()
+        .enumerate()
+        .for_each(|(i, p)| *p = spd_inverse_or_diagonal(&a.diagonal(i)));
+
+    // Line 2: Δv = z (free particles have no constrained direction: z = 0).
+    dv.par_iter_mut().for_each(|x| *x = Vec3::zeros());
+    for k in constraints {
+        dv[k.particle] = k.z;
+    }
+    let has_z = constraints.iter().any(|k| k.z != Vec3::zeros());
+    if has_z {
+        a.mul_vec(dv, q);
+    }
+
+    // Lines 3-6 in one pass: δ₀ = f(b)ᵀP⁻¹f(b), r = f(b − Az), c = f(P⁻¹r), δ = rᵀc.
+    r.par_chunks_mut(CHUNK)
+        .zip(c.par_chunks_mut(CHUNK))
+        .enumerate()
+        .map(|(k, (rc, cc))| {
+            let (mut d0, mut d) = (0.0, 0.0);
+            for (t, (ri, ci)) in rc.iter_mut().zip(cc.iter_mut()).enumerate() {
+                let i = k * CHUNK + t;
+                let fb = f.apply(i, b[i]);
+                d0 += fb.dot(&(inv_diag[i] * fb));
+                *ri = if has_z { f.apply(i, b[i] - q[i]) } else { fb };
+                *ci = f.apply(i, inv_diag[i] * *ri);
+                d += ri.dot(ci);
+            }
+            (d0, d)
+        })
+        .collect_into_vec(partials2);
+    let (delta0, mut delta) = partials2
+        .iter()
+        .fold((0.0, 0.0), |(s0, s1), &(p0, p1)| (s0 + p0, s1 + p1));
+
+    if !delta0.is_finite() || !delta.is_finite() {
+        return PcgResult {
+            iterations: 0,
+            relative_residual: f64::INFINITY,
+            converged: false,
+        };
+    }
+    // Reference of the stopping rule: Baraff's δ₀, or, when filter(b) = 0 but the
+    // prescribed z still drives the free particles (r ≠ 0), the initial δ.
+    let reference = if delta0 > 0.0 { delta0 } else { delta };
+    if reference <= 0.0 {
+        return PcgResult {
+            iterations: 0,
+            relative_residual: 0.0,
+            converged: true,
+        };
+    }
+    let eps = if settings.tolerance.is_finite() && settings.tolerance > 0.0 {
+        settings.tolerance
+    } else {
+        0.0
+    };
+    let threshold = eps * eps * reference;
+    let mut iterations = 0;
+    let converged = loop {
+        // Line 7.
+        if delta <= threshold {
+            break true;
+        }
+        if iterations >= settings.max_iterations {
+            break false;
+        }
+        // Lines 8-9: q = f(A c), α = δ / cᵀq.
+        q.par_chunks_mut(CHUNK)
+            .enumerate()
+            .map(|(k, qc)| {
+                let mut acc = 0.0;
+                for (t, qi) in qc.iter_mut().enumerate() {
+                    let i = k * CHUNK + t;
+                    *qi = f.apply(i, a.mul_row(i, c));
+                    acc += c[i].dot(qi);
+                }
+                acc
+            })
+            .collect_into_vec(partials);
+        let cq = sum_in_order(partials);
+        let alpha = delta / cq;
+        if !(cq > 0.0 && cq.is_finite() && alpha.is_finite()) {
+            break false;
+        }
+        // Lines 10-14 fused: Δv += αc, r −= αq, s = P⁻¹r, δ = rᵀs.
+        dv.par_chunks_mut(CHUNK)
+            .zip(r.par_chunks_mut(CHUNK))
+            .zip(s.par_chunks_mut(CHUNK))
+            .zip(c.par_chunks(CHUNK))
+            .zip(q.par_chunks(CHUNK))
+            .zip(inv_diag.par_chunks(CHUNK))
+            .map(|(((((dvc, rc), sc), cc), qc), pc)| {
+                let mut acc = 0.0;
+                for (((((dvi, ri), si), ci), qi), pi) in dvc
+                    .iter_mut()
+                    .zip(rc.iter_mut())
+                    .zip(sc.iter_mut())
+                    .zip(cc)
+                    .zip(qc)
+                    .zip(pc)
+                {
+                    *dvi += alpha * ci;
+                    *ri -= alpha * qi;
+                    *si = pi * *ri;
+                    acc += ri.dot(si);
+                }
+                acc
+            })
+            .collect_into_vec(partials);
+        iterations += 1;
+        let delta_new = sum_in_order(partials);
+        if !delta_new.is_finite() {
+            break false;
+        }
+        // Line 15: c = f(s + (δ_new/δ_old) c).
+        let beta = delta_new / delta;
+        delta = delta_new;
+        c.par_chunks_mut(CHUNK)
+            .zip(s.par_chunks(CHUNK))
+            .enumerate()
+            .for_each(|(k, (cc, sc))| {
+                for (t, (ci, si)) in cc.iter_mut().zip(sc).enumerate() {
+                    *ci = f.apply(k * CHUNK + t, si + beta * *ci);
+                }
+            });
+    };
+    PcgResult {
+        iterations,
+        relative_residual: (delta / reference).max(0.0).sqrt(),
+        converged,
+    }
 }
 
 /// Constraint forces of §5.4: for each constraint, `(I − S_i)(A Δv − b)_i`.
-pub fn constraint_forces(a: &BlockCsr, b: &[Vec3], dv: &[Vec3], constraints: &[Constraint]) -> Vec<Vec3> {
-    let _ = (a, b, dv, constraints);
-    todo!()
+///
+/// ```text
+/// e_i = (A Δv − b)_i = Σ_j A_ij Δv_j − b_i,    force_i = e_i − S_i e_i
+/// ```
+/// Only the constrained rows are multiplied (O(constraints · row length)). The entry `k`
+/// of the result belongs to `constraints[k]`; it is the force (N·s, i.e. `h` times the
+/// force in N) the constraint had to supply.
+///
+/// # Panics
+/// If a constraint names a particle out of range or `b`, `dv` are shorter than `A`.
+pub fn constraint_forces(
+    a: &BlockCsr,
+    b: &[Vec3],
+    dv: &[Vec3],
+    constraints: &[Constraint],
+) -> Vec<Vec3> {
+    assert_eq!(b.len(), a.n(), "constraint_forces: b has the wrong length");
+    assert_eq!(
+        dv.len(),
+        a.n(),
+        "constraint_forces: dv has the wrong length"
+    );
+    constraints
+        .iter()
+        .map(|k| {
+            assert!(
+                k.particle < a.n(),
+                "constraint on particle {} of {}",
+                k.particle,
+                a.n()
+            );
+            let e = a.mul_row(k.particle, dv) - b[k.particle];
+            e - k.filter * e
+        })
+        .collect()
 }

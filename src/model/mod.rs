@@ -1,18 +1,27 @@
 //! The cloth model: welded particles, per-triangle rest UVs in metres, lumped masses and
-//! bend hinges, built once from a [`Garment`](crate::scene::Garment).
+//! bend hinges, built once from a [`Garment`].
 //!
 //! * Seams (Baraff §2.1 footnote 3): a particle on a seam has one UV per triangle corner,
 //!   so each triangle keeps its own rest UVs ([`TriangleRest`]).
 //! * Panels are the UV islands (connected through shared corner UVs). Each is scaled to
 //!   metres per [`UvScale`]: `Auto` scales a panel uniformly so its UV area equals its 3D
 //!   area at the first frame.
-//! * Masses: density × rest area / 3 per corner.
+//! * Masses: density × rest area / 3 per corner; a particle used by no triangle gets the
+//!   mean mass (so the system stays positive definite).
 //! * Hinges: one per interior edge (two triangles sharing two particles), including edges
-//!   across seams, whose rest angle is 0 (flat panels sewn flat).
+//!   across seams, whose rest angle is 0 (flat panels sewn flat). An edge shared by k > 2
+//!   triangles gets k − 1 hinges between consecutive triangles (in triangle order).
+//! * Winding: the builder makes each connected piece consistently wound (flipping the
+//!   minority of triangles), so [`ClothModel::triangles`] may differ from the garment's
+//!   in corner order.
 use crate::scene::Garment;
 use crate::{Result, Vec2, Vec3};
 
 mod build;
+mod hinges;
+#[cfg(test)]
+mod tests;
+mod topology;
 
 /// How UV units map to metres (`--uv-scale`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -57,6 +66,10 @@ impl TriangleRest {
 
 /// A bend hinge: two triangles sharing the edge `edge`; `wings[0]` is the third vertex of
 /// the first triangle, `wings[1]` of the second (Stuyck fig. 7.6: x1, x2 edge; x0, x3 wings).
+///
+/// Orientation: the first triangle runs x0 → x2 → x1 and the second x3 → x1 → x2
+/// (counter-clockwise), so Stuyck's `n_A = (x2 − x0) × (x1 − x0)` and
+/// `n_B = (x1 − x3) × (x2 − x3)` (eq. 7.36) are both front normals and θ = 0 when flat.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hinge {
     /// The shared edge's particles (x1, x2).

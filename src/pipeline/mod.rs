@@ -1,1 +1,274 @@
-//! placeholder
+//! One implicit step and the frame loop (Baraff §3, §5, §6.2, §7).
+//!
+//! [`Simulator::step`] reads like the algorithm:
+//!
+//! ```text
+//! constrain pins       S_i = 0, z_i = −v₀ᵢ (pinned particles stay where they are)
+//! assemble             (M − h ∂f/∂v − h² ∂f/∂x) Δv = h (f₀ + ∂f/∂x (h v₀ + y))    eq. 18
+//! solve                modified PCG with the filter (§5.3)
+//! advance              v₁ = v₀ + Δv,  x₁ = x₀ + h v₁ + y                          eq. 17
+//! check                reject if any triangle's ‖w_u‖ or ‖w_v‖ changed by more than
+//!                      `max_stretch_change`, or the solve failed; retry at h/2        §7
+//! ```
+//! [`Simulator::advance`] steps until the end of a frame, never stepping past it.
+pub mod assemble;
+pub mod params;
+pub mod step_control;
+
+pub use params::SolverParams;
+
+use crate::error::{Error, Result};
+use crate::forces::deformation::Deformation;
+use crate::linalg::pcg::{modified_pcg, Constraint, PcgScratch, PcgSettings};
+use crate::model::{ClothModel, TriangleRest};
+use crate::scene::Material;
+use crate::{Mat3, Vec3};
+use assemble::System;
+use rayon::prelude::*;
+use step_control::StepControl;
+
+/// Solver figures of one frame (SPEC `--report`, progress events).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FrameStats {
+    /// Accepted steps.
+    pub steps: usize,
+    /// Rejected (retried) steps.
+    pub rejections: usize,
+    /// PCG iterations summed over all solves, rejected ones included.
+    pub cg_iterations: usize,
+    /// Largest relative PCG residual of an accepted step.
+    pub max_residual: f64,
+    /// Smallest step taken (s).
+    pub min_step: f64,
+}
+
+/// The state of one garment's simulation and the buffers reused by every step.
+#[derive(Debug, Clone)]
+pub struct Simulator {
+    model: ClothModel,
+    params: SolverParams,
+    x: Vec<Vec3>,
+    v: Vec<Vec3>,
+    pinned: Vec<bool>,
+    constraints: Vec<Constraint>,
+    system: System,
+    control: StepControl,
+    pcg: PcgScratch,
+    dv: Vec<Vec3>,
+    y: Vec<Vec3>,
+    stretch_before: Vec<[f64; 2]>,
+    time: f64,
+}
+
+/// Why a proposed step was not accepted.
+enum Rejection {
+    /// The solve broke down or hit its iteration cap.
+    Solve,
+    /// A triangle's stretch jumped (Baraff §7) or the state became non-finite.
+    Stretch,
+}
+
+impl Simulator {
+    /// A simulator at rest in the model's initial positions. `pin[i] ≥ 0.5` pins particle i.
+    pub fn new(model: ClothModel, material: &Material, pin: &[f64], params: SolverParams) -> Self {
+        let n = model.len();
+        let pinned: Vec<bool> = (0..n)
+            .map(|i| pin.get(i).is_some_and(|&w| w >= 0.5))
+            .collect();
+        let system = System::new(&model, material);
+        let control = StepControl::new(
+            params.max_step,
+            params.min_step,
+            params.grow_wait,
+            params.max_grow_wait,
+        );
+        let x = model.positions.clone();
+        let stretch_before = vec![[0.0; 2]; model.triangles.len()];
+        Simulator {
+            params,
+            x,
+            v: vec![Vec3::zeros(); n],
+            pinned,
+            constraints: Vec::new(),
+            system,
+            control,
+            pcg: PcgScratch::default(),
+            dv: vec![Vec3::zeros(); n],
+            y: vec![Vec3::zeros(); n],
+            stretch_before,
+            time: 0.0,
+            model,
+        }
+    }
+
+    /// Current particle positions (world space, m).
+    pub fn positions(&self) -> &[Vec3] {
+        &self.x
+    }
+
+    /// Current particle velocities (m/s).
+    pub fn velocities(&self) -> &[Vec3] {
+        &self.v
+    }
+
+    /// The cloth model being simulated.
+    pub fn model(&self) -> &ClothModel {
+        &self.model
+    }
+
+    /// Simulated time since the start (s).
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    /// Kinetic energy ½ Σ m v² (J).
+    pub fn kinetic_energy(&self) -> f64 {
+        self.v
+            .iter()
+            .zip(&self.model.mass)
+            .map(|(v, m)| 0.5 * m * v.norm_squared())
+            .sum()
+    }
+
+    /// Largest stretch strain over all triangles: max |‖w_u‖ − 1|, |‖w_v‖ − 1|.
+    pub fn max_strain(&self) -> f64 {
+        stretch_measures(&self.model.triangles, &self.model.rest, &self.x)
+            .iter()
+            .flat_map(|s| s.iter().map(|w| (w - 1.0).abs()))
+            .fold(0.0, f64::max)
+    }
+
+    /// Advances by `duration` seconds (one frame), adapting the step (Baraff §7).
+    /// Fails with [`Error::Simulation`] when the step would fall below the minimum.
+    pub fn advance(&mut self, duration: f64) -> Result<FrameStats> {
+        let end = self.time + duration;
+        let mut stats = FrameStats {
+            min_step: f64::INFINITY,
+            ..FrameStats::default()
+        };
+        // Stop when the remainder is a rounding residue of the frame length.
+        while end - self.time > 1e-9 * duration.max(1e-12) {
+            let h = self.control.step().min(end - self.time);
+            match self.step(h, &mut stats) {
+                Ok(()) => {
+                    self.control.accept();
+                    stats.steps += 1;
+                    stats.min_step = stats.min_step.min(h);
+                }
+                Err(why) => {
+                    stats.rejections += 1;
+                    if !self.control.reject() {
+                        let reason = match why {
+                            Rejection::Solve => "the linear solve did not converge",
+                            Rejection::Stretch => "the cloth stretch kept jumping",
+                        };
+                        return Err(Error::Simulation(format!(
+                            "at t = {:.4} s {reason} even at the minimum step {} s; \
+                             lower the material stiffness ratios or check the input for \
+                             overlapping or extremely small triangles",
+                            self.time, self.params.min_step
+                        )));
+                    }
+                }
+            }
+        }
+        self.time = end;
+        Ok(stats)
+    }
+
+    /// One implicit step of size `h`; on success the state is advanced.
+    fn step(&mut self, h: f64, stats: &mut FrameStats) -> Result<(), Rejection> {
+        self.constrain_pins();
+        self.system.assemble(
+            &self.model,
+            &self.x,
+            &self.v,
+            &self.y,
+            h,
+            self.params.gravity,
+            self.params.wind,
+        );
+        let settings = PcgSettings {
+            tolerance: self.params.cg_tolerance,
+            max_iterations: self.params.cg_max_iterations,
+        };
+        let result = modified_pcg(
+            &self.system.matrix,
+            &self.system.rhs,
+            &self.constraints,
+            &settings,
+            &mut self.pcg,
+            &mut self.dv,
+        );
+        stats.cg_iterations += result.iterations;
+        if !result.converged {
+            return Err(Rejection::Solve);
+        }
+        self.check_and_advance(h)?;
+        stats.max_residual = stats.max_residual.max(result.relative_residual);
+        Ok(())
+    }
+
+    /// Pins as exact constraints through the filter: `S_i = 0`, `z_i = −v₀ᵢ`, `y_i = 0`.
+    fn constrain_pins(&mut self) {
+        self.constraints.clear();
+        for (i, &p) in self.pinned.iter().enumerate() {
+            if p {
+                self.constraints.push(Constraint {
+                    particle: i,
+                    filter: Mat3::zeros(),
+                    z: -self.v[i],
+                });
+            }
+        }
+    }
+
+    /// Proposes `v₁ = v₀ + Δv`, `x₁ = x₀ + h v₁ + y`; accepts it unless a triangle's
+    /// stretch jumps (Baraff §7) or a value is not finite.
+    fn check_and_advance(&mut self, h: f64) -> Result<(), Rejection> {
+        let x_new: Vec<Vec3> = self
+            .x
+            .par_iter()
+            .zip(self.v.par_iter())
+            .zip(self.dv.par_iter().zip(self.y.par_iter()))
+            .map(|((x, v), (dv, y))| x + h * (v + dv) + y)
+            .collect();
+        if x_new.iter().any(|p| !p.iter().all(|c| c.is_finite())) {
+            return Err(Rejection::Stretch);
+        }
+        let tris = &self.model.triangles;
+        let rest = &self.model.rest;
+        self.stretch_before = stretch_measures(tris, rest, &self.x);
+        let after = stretch_measures(tris, rest, &x_new);
+        let limit = self.params.max_stretch_change;
+        let jump = self
+            .stretch_before
+            .par_iter()
+            .zip(after.par_iter())
+            .any(|(a, b)| (a[0] - b[0]).abs() > limit || (a[1] - b[1]).abs() > limit);
+        if jump {
+            return Err(Rejection::Stretch);
+        }
+        for ((v, dv), p) in self.v.iter_mut().zip(&self.dv).zip(&self.pinned) {
+            *v += dv;
+            if *p {
+                // Exact by construction (S = 0, Δv = z = −v₀); written to avoid rounding.
+                *v = Vec3::zeros();
+            }
+        }
+        self.x = x_new;
+        self.time += h;
+        Ok(())
+    }
+}
+
+/// `(‖w_u‖, ‖w_v‖)` of every triangle (Baraff eq. 9, [`Deformation`]).
+fn stretch_measures(tris: &[[usize; 3]], rest: &[TriangleRest], x: &[Vec3]) -> Vec<[f64; 2]> {
+    tris.par_iter()
+        .zip(rest.par_iter())
+        .map(|(t, r)| {
+            let d = Deformation::new(&t.map(|i| x[i]), r);
+            [d.wu.norm(), d.wv.norm()]
+        })
+        .collect()
+}

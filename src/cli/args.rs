@@ -1,0 +1,157 @@
+//! Command-line flags (clap), exactly as `shared/SPEC.md` "Commands" lists them.
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// drape — Baraff–Witkin cloth simulation: garments in, point caches out.
+#[derive(Debug, Parser)]
+#[command(name = "drape", version, about, long_about = None)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands of SPEC "Commands".
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Simulate garments and write one point cache per garment.
+    Simulate(Box<SimulateArgs>),
+    /// Print what drape sees in a scene: garments, panels, seams, pins.
+    Inspect(InspectArgs),
+    /// Run the standard benchmark scenes (or the given scenes) and print per-frame times.
+    Bench(BenchArgs),
+}
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProgressMode {
+    /// A bar when stderr is a terminal, nothing otherwise.
+    Auto,
+    /// A progress bar on stderr.
+    Bar,
+    /// One JSON object per line on stderr (SPEC "Progress protocol").
+    Json,
+    /// Nothing but errors.
+    None,
+}
+
+/// Axis convention of the written cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum UpArg {
+    /// Y up.
+    Y,
+    /// Z up (Y-up → Z-up is (x, y, z) → (x, −z, y)).
+    Z,
+}
+
+/// Time integrators of SPEC `--integrator`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IntegratorArg {
+    /// Linearised backward Euler of Baraff & Witkin (1998).
+    Implicit,
+    /// Second-order backward differentiation (not in this build).
+    Bdf2,
+    /// Kang–Cho approximate implicit preview (not in this build).
+    Preview,
+    /// Projective dynamics (not in this build).
+    Projective,
+    /// Explicit (symplectic) Euler (not in this build).
+    Explicit,
+}
+
+/// Force models of SPEC `--model`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModelArg {
+    /// Triangle stretch / shear and hinge bend conditions (Baraff §4).
+    Continuum,
+    /// Springs (not in this build).
+    MassSpring,
+}
+
+/// `drape simulate`.
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// Scene: .gltf / .glb (USD, Houdini .geo and .json scene files come later).
+    pub scene: PathBuf,
+    /// Node / mesh name of a garment (repeatable). Default: meshes whose glTF extras mark
+    /// them as garments (`drape.role = "garment"` or `drape_role`).
+    #[arg(long = "garment", value_name = "NAME")]
+    pub garments: Vec<String>,
+    /// Collision body (repeatable). Default: every other mesh. Bodies are not simulated by
+    /// this build yet.
+    #[arg(long = "body", value_name = "NAME")]
+    pub bodies: Vec<String>,
+    /// Inclusive frame range A..B. Default: the scene's animation range, else 1..48.
+    #[arg(long, value_name = "A..B")]
+    pub frames: Option<String>,
+    /// Frames per second. Default: from the file, else 24.
+    #[arg(long, value_name = "F")]
+    pub fps: Option<f64>,
+    /// Material preset (cotton, silk, denim, jersey, leather) or a JSON file whose fields
+    /// (density kg/m², stretch/shear N/m, bend_u/bend_v N·m, their *_damping, bu, bv, drag,
+    /// friction, thickness m) override cotton's.
+    #[arg(long, value_name = "M", default_value = "cotton")]
+    pub material: String,
+    /// Cache path; format by extension (.pc2 in this build); `{garment}` expands per
+    /// garment. Default: `<garment>.pc2` beside the scene.
+    #[arg(short = 'o', long = "out", value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    /// Axis convention of the written cache. Default: that of the garment's source file.
+    #[arg(long, value_enum, value_name = "y|z")]
+    pub up: Option<UpArg>,
+    /// Metres per UV unit, or `auto`: scale each panel so its UV area equals its 3D area at
+    /// the first frame.
+    #[arg(long = "uv-scale", value_name = "auto|S", default_value = "auto")]
+    pub uv_scale: String,
+    /// Largest time step in seconds; steps adapt below it (Baraff §7). Default: one frame.
+    #[arg(long = "max-step", value_name = "S")]
+    pub max_step: Option<f64>,
+    /// Time integrator.
+    #[arg(long, value_enum, default_value = "implicit")]
+    pub integrator: IntegratorArg,
+    /// Force model.
+    #[arg(long, value_enum, default_value = "continuum")]
+    pub model: ModelArg,
+    /// Wind velocity X,Y,Z in m/s, seen by air drag. Default: none.
+    #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true)]
+    pub wind: Option<String>,
+    /// Worker threads. Default: all cores. Results are identical for any count.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Progress display: bar on a terminal for `auto`, JSON lines on stderr for `json`.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub progress: ProgressMode,
+    /// Write a JSON report: per frame steps, CG iterations, residuals, rejections, seconds.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Overwrite existing outputs (otherwise refuse with exit code 2).
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `drape inspect`.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// Scene file (.gltf / .glb).
+    pub scene: PathBuf,
+    /// Print JSON on stdout (SPEC "inspect --json").
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `drape bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Scenes to time; default: the two-corner sheet of Baraff fig. 2 at 500, 900, 2,600
+    /// and 7,400 particles.
+    pub scenes: Vec<PathBuf>,
+    /// Frames to simulate per scene.
+    #[arg(long, default_value_t = 24)]
+    pub frames: usize,
+    /// Print JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Worker threads. Default: all cores.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+}

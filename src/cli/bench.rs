@@ -1,0 +1,54 @@
+//! `drape bench`: per-frame timings of the standard sheets or of given scenes.
+use super::args::BenchArgs;
+use crate::bench::{self, BenchResult};
+use crate::error::{Error, Result};
+use crate::scene::Material;
+
+/// Runs `drape bench`.
+pub fn run(args: &BenchArgs) -> Result<()> {
+    if args.frames == 0 {
+        return Err(Error::usage("--frames must be at least 1"));
+    }
+    let material = Material::default();
+    let mut results: Vec<BenchResult> = Vec::new();
+    if args.scenes.is_empty() {
+        for side in bench::SHEET_SIDES {
+            let g = bench::sheet(side);
+            results.push(bench::run_garment(
+                &g,
+                &material,
+                &bench::default_params(),
+                24.0,
+                args.frames,
+            )?);
+            if !args.json {
+                print_line(results.last().expect("just pushed"));
+            }
+        }
+    } else {
+        for path in &args.scenes {
+            let scene = crate::io::load_garments(path, &[])?;
+            let fps = scene.fps.unwrap_or(24.0);
+            let params = crate::pipeline::SolverParams::new(fps, scene.up.vector());
+            for g in &scene.garments {
+                results.push(bench::run_garment(g, &material, &params, fps, args.frames)?);
+                if !args.json {
+                    print_line(results.last().expect("just pushed"));
+                }
+            }
+        }
+    }
+    if args.json {
+        let text = serde_json::to_string_pretty(&results)
+            .map_err(|e| Error::Internal(format!("bench JSON: {e}")))?;
+        println!("{text}");
+    }
+    Ok(())
+}
+
+fn print_line(r: &BenchResult) {
+    println!(
+        "{:<24} {:>6} particles  {:>9.2} ms/frame  {:>5.2} steps/frame  {:>6.1} CG it/step  {} rejections  max strain {:.4}",
+        r.name, r.particles, r.ms_per_frame, r.steps_per_frame, r.cg_per_step, r.rejections, r.final_max_strain
+    );
+}

@@ -1,0 +1,96 @@
+//! Results are bit-identical whatever the number of rayon threads (sizes > 2·CHUNK so that
+//! several chunks exist and the threads really split the work).
+use super::{grid_hinges, grid_triangles, spd_system, Rng};
+use crate::linalg::block3::{dot, CHUNK};
+use crate::linalg::{modified_pcg, AssemblyPlan, BlockCsr, Constraint, PcgScratch, PcgSettings};
+use crate::{Mat3, Vec3};
+
+/// Runs `f` inside a rayon pool of `threads` threads.
+fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("thread pool")
+        .install(f)
+}
+
+fn bits(v: &[Vec3]) -> Vec<u64> {
+    v.iter()
+        .flat_map(|x| x.iter().map(|c| c.to_bits()))
+        .collect()
+}
+
+#[test]
+fn kernels_are_bit_identical_for_one_and_two_threads() {
+    let (nx, ny) = (48, 48);
+    let n = nx * ny;
+    assert!(n > 2 * CHUNK);
+    let mut rng = Rng::new(21);
+    let x: Vec<Vec3> = (0..n).map(|_| rng.vec3() * 1e3).collect();
+    let y: Vec<Vec3> = (0..n).map(|_| rng.vec3()).collect();
+    let sets = [grid_triangles(nx, ny), grid_hinges(nx, ny)];
+    let blocks: Vec<Vec<Mat3>> = sets
+        .iter()
+        .map(|s| {
+            (0..s.count() * s.arity * s.arity)
+                .map(|_| rng.mat3())
+                .collect()
+        })
+        .collect();
+    let vectors: Vec<Vec<Vec3>> = sets
+        .iter()
+        .map(|s| (0..s.nodes.len()).map(|_| rng.vec3()).collect())
+        .collect();
+    let run = || {
+        let plan = AssemblyPlan::new(n, &sets);
+        let mut a = BlockCsr::zeros(plan.pattern.clone());
+        let refs: Vec<&[Mat3]> = blocks.iter().map(|b| b.as_slice()).collect();
+        plan.gather_matrix(&refs, None, &mut a);
+        let mut rhs = vec![Vec3::zeros(); n];
+        let vrefs: Vec<&[Vec3]> = vectors.iter().map(|v| v.as_slice()).collect();
+        plan.gather_vector(&vrefs, &mut rhs);
+        let mut ax = vec![Vec3::zeros(); n];
+        a.mul_vec(&x, &mut ax);
+        (dot(&x, &y).to_bits(), bits(&ax), bits(&rhs))
+    };
+    let one = in_pool(1, run);
+    let two = in_pool(2, run);
+    assert!(one == two, "kernels differ between 1 and 2 threads");
+    // The chunked dot is not a plain serial sum, so the comparison above is meaningful.
+    let serial: f64 = x.iter().zip(&y).map(|(a, b)| a.dot(b)).sum();
+    assert!((f64::from_bits(one.0) - serial).abs() <= 1e-9 * serial.abs().max(1.0));
+}
+
+#[test]
+fn pcg_is_bit_identical_for_one_and_two_threads() {
+    let (a, b) = spd_system(48, 46, 20.0, 22);
+    assert!(a.n() > 2 * CHUNK);
+    let constraints: Vec<Constraint> = (0..a.n())
+        .step_by(101)
+        .map(|i| Constraint {
+            particle: i,
+            filter: Mat3::from_diagonal(&Vec3::new(1.0, 0.0, 1.0)),
+            z: Vec3::new(0.0, 0.3, 0.0),
+        })
+        .collect();
+    let settings = PcgSettings {
+        tolerance: 1e-9,
+        max_iterations: 500,
+    };
+    let run = || {
+        let mut scratch = PcgScratch::default();
+        let mut dv = vec![Vec3::zeros(); a.n()];
+        let res = modified_pcg(&a, &b, &constraints, &settings, &mut scratch, &mut dv);
+        // A second solve with the same scratch must give the same answer.
+        let mut dv2 = vec![Vec3::repeat(5.0); a.n()];
+        let res2 = modified_pcg(&a, &b, &constraints, &settings, &mut scratch, &mut dv2);
+        assert_eq!(bits(&dv), bits(&dv2));
+        assert_eq!(res, res2);
+        (res, bits(&dv))
+    };
+    let one = in_pool(1, run);
+    let two = in_pool(2, run);
+    assert!(one.0.converged && one.0.iterations > 5, "{:?}", one.0);
+    assert_eq!(one.0, two.0);
+    assert!(one.1 == two.1, "Δv differs between 1 and 2 threads");
+}

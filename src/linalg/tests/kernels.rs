@@ -1,0 +1,136 @@
+//! Block CSR product and assembly gathers against dense references (proptest).
+use super::{dense, flat, Rng};
+use crate::linalg::assembly::ElementSet;
+use crate::linalg::{AssemblyPlan, BlockCsr, BlockPattern};
+use crate::{Mat3, Vec3};
+use nalgebra::DMatrix;
+use proptest::prelude::*;
+use std::sync::Arc;
+
+/// `(n, elements of 1..=4 particles, seed for the values)`.
+fn pattern_case() -> impl Strategy<Value = (usize, Vec<Vec<usize>>, u64)> {
+    (1usize..40).prop_flat_map(|n| {
+        (
+            Just(n),
+            prop::collection::vec(prop::collection::vec(0..n, 1..=4), 0..30),
+            any::<u64>(),
+        )
+    })
+}
+
+/// `(n, triangle nodes, hinge nodes, with mass diagonal, seed)`.
+fn assembly_case() -> impl Strategy<Value = (usize, Vec<usize>, Vec<usize>, bool, u64)> {
+    (1usize..30).prop_flat_map(|n| {
+        (
+            Just(n),
+            prop::collection::vec(0..n, 0..10).prop_map(|v| v.repeat(3)),
+            prop::collection::vec(0..n, 0..32).prop_map(|mut v| {
+                v.truncate(v.len() / 4 * 4);
+                v
+            }),
+            any::<bool>(),
+            any::<u64>(),
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// `y = A x` of the block CSR equals the dense product on random patterns and values.
+    #[test]
+    fn block_csr_product_matches_dense_product((n, elements, seed) in pattern_case()) {
+        let mut rng = Rng::new(seed);
+        let pattern = Arc::new(BlockPattern::from_elements(n, elements.iter().map(|e| e.as_slice())));
+        let mut a = BlockCsr::zeros(pattern.clone());
+        prop_assert!(a.values.iter().all(|m| *m == Mat3::zeros()));
+        for m in &mut a.values {
+            *m = rng.mat3() * 10f64.powi(rng.below(5) as i32 - 2);
+        }
+        let x: Vec<Vec3> = (0..n).map(|_| rng.vec3()).collect();
+        let mut y = vec![Vec3::repeat(f64::NAN); n];
+        a.mul_vec(&x, &mut y);
+        let d = dense(&a);
+        let expected = &d * flat(&x);
+        let scale = d.abs() * flat(&x).abs();
+        for r in 0..3 * n {
+            let err = (flat(&y)[r] - expected[r]).abs();
+            prop_assert!(err <= 1e-14 * scale[r].max(1e-300), "row {} err {}", r, err);
+        }
+        for i in 0..n {
+            prop_assert_eq!(a.diagonal(i), d.fixed_view::<3, 3>(3 * i, 3 * i).into_owned());
+        }
+    }
+
+    /// The gathers equal a naive serial scatter (mass first, then sets, elements, (a, b) in
+    /// order) into a dense matrix, bit for bit, and overwrite what `out` held.
+    #[test]
+    fn gathers_match_naive_serial_scatter((n, tri, hinge, with_mass, seed) in assembly_case()) {
+        let mut rng = Rng::new(seed);
+        let sets = [
+            ElementSet { arity: 3, nodes: tri },
+            ElementSet { arity: 4, nodes: hinge },
+            ElementSet { arity: 2, nodes: vec![] },
+        ];
+        let plan = AssemblyPlan::new(n, &sets);
+        let blocks: Vec<Vec<Mat3>> = sets
+            .iter()
+            .map(|s| (0..s.count() * s.arity * s.arity).map(|_| rng.mat3()).collect())
+            .collect();
+        let vectors: Vec<Vec<Vec3>> = sets
+            .iter()
+            .map(|s| (0..s.nodes.len()).map(|_| rng.vec3()).collect())
+            .collect();
+        let mass: Vec<Mat3> = (0..n).map(|_| rng.mat3()).collect();
+
+        let mut naive = DMatrix::<f64>::zeros(3 * n, 3 * n);
+        let mut naive_v = vec![Vec3::zeros(); n];
+        if with_mass {
+            for (i, m) in mass.iter().enumerate() {
+                let mut view = naive.fixed_view_mut::<3, 3>(3 * i, 3 * i);
+                view += m;
+            }
+        }
+        for (s, set) in sets.iter().enumerate() {
+            let nn = set.arity;
+            for (e, el) in set.elements().enumerate() {
+                for a in 0..nn {
+                    naive_v[el[a]] += vectors[s][e * nn + a];
+                    for b in 0..nn {
+                        let mut view = naive.fixed_view_mut::<3, 3>(3 * el[a], 3 * el[b]);
+                        view += blocks[s][e * nn * nn + a * nn + b];
+                    }
+                }
+            }
+        }
+
+        let mut out = BlockCsr::zeros(plan.pattern.clone());
+        out.values.iter_mut().for_each(|m| *m = Mat3::repeat(7.0));
+        let refs: Vec<&[Mat3]> = blocks.iter().map(|b| b.as_slice()).collect();
+        plan.gather_matrix(&refs, with_mass.then_some(mass.as_slice()), &mut out);
+        prop_assert_eq!(dense(&out), naive);
+
+        let mut out_v = vec![Vec3::repeat(7.0); n];
+        let vrefs: Vec<&[Vec3]> = vectors.iter().map(|v| v.as_slice()).collect();
+        plan.gather_vector(&vrefs, &mut out_v);
+        prop_assert_eq!(out_v, naive_v);
+    }
+}
+
+/// A plan over no elements is the diagonal: the mass matrix alone.
+#[test]
+fn plan_without_elements_gathers_the_diagonal() {
+    let plan = AssemblyPlan::new(3, &[]);
+    assert_eq!(plan.pattern.col, vec![0, 1, 2]);
+    let mass = [
+        Mat3::identity(),
+        Mat3::identity() * 2.0,
+        Mat3::identity() * 3.0,
+    ];
+    let mut a = BlockCsr::zeros(plan.pattern.clone());
+    plan.gather_matrix(&[], Some(&mass), &mut a);
+    assert_eq!(a.values, mass.to_vec());
+    let mut v = vec![Vec3::repeat(1.0); 3];
+    plan.gather_vector(&[], &mut v);
+    assert_eq!(v, vec![Vec3::zeros(); 3]);
+}

@@ -1,0 +1,204 @@
+//! Assembly of the linearised backward-Euler system with position alteration
+//! (Baraff eq. 6 and eq. 18):
+//!
+//! ```text
+//! (M − h ∂f/∂v − h² ∂f/∂x) Δv = h ( f₀ + ∂f/∂x (h v₀ + y) )
+//! ```
+//! `M` diagonal particle masses (kg), `h` the step (s), `f₀` all forces at the start of the
+//! step (N), `v₀` velocities (m/s), `y` the position alteration of §6.2 (m). Each element
+//! (triangle: stretch + shear + drag; hinge: bend) computes its blocks of the left side and
+//! its share of the right side into flat per-element buffers in parallel; the
+//! [`AssemblyPlan`] then gathers them in a fixed order, so the system is bit-identical for
+//! any thread count.
+use crate::forces::external::{drag, gravity};
+use crate::forces::shear::shear;
+use crate::forces::stretch::{stretch, StretchParams};
+use crate::forces::{bend::bend, ElementForces, JacobianMode};
+use crate::linalg::assembly::ElementSet;
+use crate::linalg::{AssemblyPlan, BlockCsr};
+use crate::model::ClothModel;
+use crate::scene::Material;
+use crate::{Mat3, Vec3};
+use rayon::prelude::*;
+
+/// Per-element stiffness constants derived once from the material and rest state.
+#[derive(Debug, Clone)]
+struct Coefficients {
+    /// Per triangle: stretch, shear parameters (k and k_d divided by the rest area).
+    triangles: Vec<(StretchParams, f64, f64)>,
+    /// Per hinge: (k, k_d).
+    hinges: Vec<(f64, f64)>,
+    drag: f64,
+}
+
+impl Coefficients {
+    fn new(model: &ClothModel, m: &Material) -> Self {
+        let triangles = model
+            .rest
+            .iter()
+            .map(|r| {
+                let inv_a = 1.0 / r.area;
+                (
+                    StretchParams {
+                        k: m.stretch * inv_a,
+                        kd: m.stretch_damping * inv_a,
+                        bu: m.bu,
+                        bv: m.bv,
+                    },
+                    m.shear * inv_a,
+                    m.shear_damping * inv_a,
+                )
+            })
+            .collect();
+        let hinges = model
+            .hinges
+            .iter()
+            .map(|h| {
+                let rigidity = m.bend_u * h.u_share + m.bend_v * (1.0 - h.u_share);
+                (h.weight * rigidity, h.weight * m.bend_damping)
+            })
+            .collect();
+        Coefficients {
+            triangles,
+            hinges,
+            drag: m.drag,
+        }
+    }
+}
+
+/// The system of one step: matrix, right-hand side and the buffers they are built in.
+#[derive(Debug, Clone)]
+pub struct System {
+    plan: AssemblyPlan,
+    coefficients: Coefficients,
+    /// `A = M − h ∂f/∂v − h² ∂f/∂x`.
+    pub matrix: BlockCsr,
+    /// `b = h (f₀ + ∂f/∂x (h v₀ + y))`.
+    pub rhs: Vec<Vec3>,
+    triangle_blocks: Vec<Mat3>,
+    triangle_rhs: Vec<Vec3>,
+    hinge_blocks: Vec<Mat3>,
+    hinge_rhs: Vec<Vec3>,
+    mass_blocks: Vec<Mat3>,
+}
+
+impl System {
+    /// Pattern, plan and buffers for `model` (built once per topology).
+    pub fn new(model: &ClothModel, material: &Material) -> Self {
+        let n = model.len();
+        let triangles = ElementSet {
+            arity: 3,
+            nodes: model.triangles.iter().flatten().copied().collect(),
+        };
+        let hinges = ElementSet {
+            arity: 4,
+            nodes: model.hinges.iter().flat_map(hinge_nodes).collect(),
+        };
+        let plan = AssemblyPlan::new(n, &[triangles, hinges]);
+        let matrix = BlockCsr::zeros(plan.pattern.clone());
+        let nt = model.triangles.len();
+        let nh = model.hinges.len();
+        System {
+            coefficients: Coefficients::new(model, material),
+            plan,
+            matrix,
+            rhs: vec![Vec3::zeros(); n],
+            triangle_blocks: vec![Mat3::zeros(); nt * 9],
+            triangle_rhs: vec![Vec3::zeros(); nt * 3],
+            hinge_blocks: vec![Mat3::zeros(); nh * 16],
+            hinge_rhs: vec![Vec3::zeros(); nh * 4],
+            mass_blocks: model.mass.iter().map(|&m| Mat3::identity() * m).collect(),
+        }
+    }
+
+    /// Builds `A` and `b` for a step of size `h` from state `(x, v)` with position
+    /// alteration `y`, gravity `g` (m/s²) and `wind` (m/s).
+    #[allow(clippy::too_many_arguments)]
+    pub fn assemble(
+        &mut self,
+        model: &ClothModel,
+        x: &[Vec3],
+        v: &[Vec3],
+        y: &[Vec3],
+        h: f64,
+        g: Vec3,
+        wind: Vec3,
+    ) {
+        let coeff = &self.coefficients;
+        self.triangle_blocks
+            .par_chunks_mut(9)
+            .zip(self.triangle_rhs.par_chunks_mut(3))
+            .enumerate()
+            .for_each(|(t, (blocks, rhs))| {
+                let tri = model.triangles[t];
+                let rest = &model.rest[t];
+                let xs = tri.map(|i| x[i]);
+                let vs = tri.map(|i| v[i]);
+                let (sp, ks, kds) = &coeff.triangles[t];
+                let mut e = stretch(&xs, &vs, rest, sp, JacobianMode::System);
+                e.add(&shear(&xs, &vs, rest, *ks, *kds, JacobianMode::System));
+                if coeff.drag > 0.0 {
+                    e.add(&drag(
+                        &xs,
+                        &vs,
+                        rest.area,
+                        coeff.drag,
+                        wind,
+                        JacobianMode::System,
+                    ));
+                }
+                let ys = tri.map(|i| y[i]);
+                write_element(&e, &vs, &ys, h, blocks, rhs);
+            });
+        self.hinge_blocks
+            .par_chunks_mut(16)
+            .zip(self.hinge_rhs.par_chunks_mut(4))
+            .enumerate()
+            .for_each(|(k, (blocks, rhs))| {
+                let hinge = &model.hinges[k];
+                let nodes = hinge_nodes(hinge);
+                let xs = nodes.map(|i| x[i]);
+                let vs = nodes.map(|i| v[i]);
+                let (kb, kdb) = coeff.hinges[k];
+                let e = bend(&xs, &vs, hinge.rest_angle, kb, kdb, JacobianMode::System);
+                let ys = nodes.map(|i| y[i]);
+                write_element(&e, &vs, &ys, h, blocks, rhs);
+            });
+        self.plan.gather_matrix(
+            &[&self.triangle_blocks, &self.hinge_blocks],
+            Some(&self.mass_blocks),
+            &mut self.matrix,
+        );
+        self.plan
+            .gather_vector(&[&self.triangle_rhs, &self.hinge_rhs], &mut self.rhs);
+        self.rhs
+            .par_iter_mut()
+            .zip(model.mass.par_iter())
+            .for_each(|(b, &m)| *b += h * gravity(m, g));
+    }
+}
+
+/// Particle order of a hinge for [`bend`]: `[x0, x1, x2, x3]`, wings around the edge.
+fn hinge_nodes(h: &crate::model::Hinge) -> [usize; 4] {
+    [h.wings[0], h.edge[0], h.edge[1], h.wings[1]]
+}
+
+/// Writes one element's left-side blocks `−h ∂f/∂v − h² ∂f/∂x` and right-side share
+/// `h (f + ∂f/∂x (h v₀ + y))` into its slots of the flat buffers.
+fn write_element<const N: usize>(
+    e: &ElementForces<N>,
+    v: &[Vec3; N],
+    y: &[Vec3; N],
+    h: f64,
+    blocks: &mut [Mat3],
+    rhs: &mut [Vec3],
+) {
+    for a in 0..N {
+        let mut r = e.f[a];
+        for b in 0..N {
+            r += e.dfdx[a][b] * (h * v[b] + y[b]);
+            blocks[a * N + b] = -h * e.dfdv[a][b] - (h * h) * e.dfdx[a][b];
+        }
+        rhs[a] = h * r;
+    }
+}

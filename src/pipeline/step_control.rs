@@ -1,0 +1,109 @@
+//! Adaptive step size of Baraff §7.
+//!
+//! ```text
+//! reject (stretch jump, failed solve) → h ← h/2; if the rejected step had just grown,
+//!                                         wait ← min(2·wait, max_wait)
+//! accept → successes += 1; if h < h_max and successes ≥ wait → h ← min(2h, h_max)
+//! ```
+//! A grown step that is then accepted resets the wait to its initial value.
+
+/// State of the step-size controller.
+#[derive(Debug, Clone)]
+pub struct StepControl {
+    h: f64,
+    h_max: f64,
+    h_min: f64,
+    successes: u32,
+    wait: u32,
+    initial_wait: u32,
+    max_wait: u32,
+    just_grew: bool,
+}
+
+impl StepControl {
+    /// Starts at `h_max`.
+    pub fn new(h_max: f64, h_min: f64, initial_wait: u32, max_wait: u32) -> Self {
+        StepControl {
+            h: h_max,
+            h_max,
+            h_min,
+            successes: 0,
+            wait: initial_wait.max(1),
+            initial_wait: initial_wait.max(1),
+            max_wait: max_wait.max(initial_wait.max(1)),
+            just_grew: false,
+        }
+    }
+
+    /// The step size to try next (s).
+    pub fn step(&self) -> f64 {
+        self.h
+    }
+
+    /// Records an accepted step.
+    pub fn accept(&mut self) {
+        if self.just_grew {
+            self.wait = self.initial_wait;
+            self.just_grew = false;
+        }
+        self.successes += 1;
+        if self.h < self.h_max && self.successes >= self.wait {
+            self.h = (2.0 * self.h).min(self.h_max);
+            self.successes = 0;
+            self.just_grew = true;
+        }
+    }
+
+    /// Records a rejected step; returns false if the step would fall below the minimum.
+    pub fn reject(&mut self) -> bool {
+        if self.just_grew {
+            self.wait = (2 * self.wait).min(self.max_wait);
+            self.just_grew = false;
+        }
+        self.successes = 0;
+        self.h *= 0.5;
+        self.h >= self.h_min
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn halves_on_rejection_and_grows_back_after_two_successes() {
+        let mut c = StepControl::new(0.04, 1e-5, 2, 40);
+        assert!(c.reject());
+        assert_eq!(c.step(), 0.02);
+        c.accept();
+        assert_eq!(c.step(), 0.02);
+        c.accept();
+        assert_eq!(c.step(), 0.04);
+    }
+
+    #[test]
+    fn failed_growth_doubles_the_wait_up_to_forty() {
+        let mut c = StepControl::new(1.0, 1e-9, 2, 40);
+        c.reject();
+        let mut waits = vec![];
+        for _ in 0..8 {
+            // succeed until it grows, then fail the grown step
+            let mut n = 0;
+            while c.step() < 1.0 {
+                c.accept();
+                n += 1;
+            }
+            waits.push(n);
+            c.reject();
+        }
+        assert_eq!(waits, vec![2, 4, 8, 16, 32, 40, 40, 40]);
+    }
+
+    #[test]
+    fn reports_failure_below_minimum_step() {
+        let mut c = StepControl::new(1.0, 0.2, 2, 40);
+        assert!(c.reject()); // 0.5
+        assert!(c.reject()); // 0.25
+        assert!(!c.reject()); // 0.125 < 0.2
+    }
+}

@@ -1,0 +1,67 @@
+//! Shared helpers of the integration tests: run the real binary in a temp dir.
+#![allow(dead_code)]
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository's fixture `name`.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name)
+}
+
+/// `drape ARGS...`, run to completion with no stdin.
+pub fn drape(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_drape"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("drape binary runs")
+}
+
+/// Exit code, or -1 if killed by a signal.
+pub fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+/// Stderr as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Stdout as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A path string.
+pub fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// Positions of every vertex of the glTF mesh node named `node`, in file order (all
+/// primitives concatenated), in object-local space — read with the `gltf` crate directly,
+/// independent of drape's importer.
+pub fn gltf_positions(path: &Path, node: &str) -> Vec<[f32; 3]> {
+    let (doc, buffers, _) = gltf::import(path).expect("fixture is valid glTF");
+    let n = doc
+        .nodes()
+        .find(|n| n.name() == Some(node))
+        .expect("node exists");
+    let mesh = n.mesh().expect("node has a mesh");
+    let mut out = Vec::new();
+    for prim in mesh.primitives() {
+        let reader = prim.reader(|b| Some(&buffers[b.index()]));
+        out.extend(reader.read_positions().expect("positions"));
+    }
+    out
+}
+
+/// Names of the glTF nodes that carry meshes.
+pub fn gltf_mesh_nodes(path: &Path) -> Vec<String> {
+    let (doc, _, _) = gltf::import(path).expect("fixture is valid glTF");
+    doc.nodes()
+        .filter(|n| n.mesh().is_some())
+        .filter_map(|n| n.name().map(str::to_string))
+        .collect()
+}
