@@ -87,12 +87,14 @@ fn simulate(args: &SimulateArgs, progress: &mut Progress) -> Result<()> {
             sum.rejections += stats.rejections;
             sum.cg_iterations += stats.cg_iterations;
             sum.max_residual = sum.max_residual.max(stats.max_residual);
+            sum.max_strain = sum.max_strain.max(stats.max_strain);
         }
         let seconds = started.elapsed().as_secs_f64();
         progress.frame(frame, k + 2, total, sum.steps, sum.cg_iterations);
         report_frames.push(json!({
             "frame": frame, "steps": sum.steps, "cg_iterations": sum.cg_iterations,
             "max_residual": sum.max_residual, "rejections": sum.rejections, "contacts": 0,
+            "max_strain": sum.max_strain,
             "seconds": seconds,
         }));
     }

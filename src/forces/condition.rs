@@ -16,7 +16,10 @@
 //! [`JacobianMode::System`] drops the last (asymmetric) term of `∂f/∂x` (Baraff §4.5) and,
 //! for components with `clamp_compression[m] && C_m < 0`, the `k C_m ∂²C_m` term (a
 //! compressed stretch component would otherwise make `−∂f/∂x` indefinite). What remains is
-//! symmetric whenever the condition Hessians are. [`JacobianMode::Exact`] keeps every term.
+//! symmetric whenever the condition Hessians are. [`JacobianMode::Definite`] keeps only
+//! `k (∂C/∂x_i)(∂C/∂x_j)ᵀ` and, for `clamp_compression` components with `C_m > 0`, the
+//! tension term `k C_m ∂²C_m` (positive semi-definite for stretch).
+//! [`JacobianMode::Exact`] keeps every term.
 use super::{ElementForces, JacobianMode};
 use crate::{Mat3, Vec3};
 
@@ -74,9 +77,15 @@ pub fn condition_forces<const N: usize, const M: usize>(
         for (f, g) in out.f.iter_mut().zip(dc) {
             *f -= s * g;
         }
-        // Coefficient of ∂²C_m in −∂f/∂x: k C_m (unless clamped) + k_d Ċ_m.
-        let clamped = !exact && clamp_compression[m] && c < 0.0;
-        let h = if clamped { kd * cdot[m] } else { s };
+        // Coefficient of ∂²C_m in −∂f/∂x: k C_m (unless clamped) + k_d Ċ_m; in Definite
+        // mode only the tension term k C_m of a stretch component with C_m > 0.
+        let h = match mode {
+            JacobianMode::Exact => s,
+            JacobianMode::System if clamp_compression[m] && c < 0.0 => kd * cdot[m],
+            JacobianMode::System => s,
+            JacobianMode::Definite if clamp_compression[m] && c > 0.0 => k * c,
+            JacobianMode::Definite => 0.0,
+        };
         // ∂Ċ_m/∂x_j, only needed for the exact (asymmetric) damping term.
         let mut dcdot = [Vec3::zeros(); N];
         if exact && kd != 0.0 {

@@ -32,10 +32,17 @@ mod tests;
 /// Which Jacobian to compute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JacobianMode {
-    /// What the implicit solver uses: symmetric, dropping `−k_d (∂C/∂x_i)(∂Ċ/∂x_j)ᵀ`
+    /// What the implicit solver uses first: symmetric, dropping `−k_d (∂C/∂x_i)(∂Ċ/∂x_j)ᵀ`
     /// (Baraff §4.5) and, for compressed stretch components (C < 0), the `k C ∂²C` term
     /// that would make the system indefinite; drag keeps only `∂f/∂v`.
     System,
+    /// The solver's fallback when [`JacobianMode::System`] leaves the system indefinite
+    /// (the PCG meets non-positive curvature, e.g. under large shear or folds): keeps only
+    /// the Gauss–Newton part `−k (∂C/∂x)(∂C/∂x)ᵀ` of every condition plus the tension term
+    /// `−k C ∂²C` of stretched (C > 0) stretch components, whose Hessian is positive
+    /// semi-definite. Then `−∂f/∂x` and `−∂f/∂v` are positive semi-definite and the system
+    /// matrix `M − h ∂f/∂v − h² ∂f/∂x` is positive definite.
+    Definite,
     /// The exact derivative of the force as computed, for finite-difference tests.
     Exact,
 }

@@ -112,7 +112,8 @@ impl System {
     }
 
     /// Builds `A` and `b` for a step of size `h` from state `(x, v)` with position
-    /// alteration `y`, gravity `g` (m/s²) and `wind` (m/s).
+    /// alteration `y`, gravity `g` (m/s²) and `wind` (m/s), with the force Jacobians of
+    /// `mode` ([`JacobianMode::System`], or [`JacobianMode::Definite`] as the fallback).
     #[allow(clippy::too_many_arguments)]
     pub fn assemble(
         &mut self,
@@ -123,6 +124,7 @@ impl System {
         h: f64,
         g: Vec3,
         wind: Vec3,
+        mode: JacobianMode,
     ) {
         let coeff = &self.coefficients;
         self.triangle_blocks
@@ -135,17 +137,10 @@ impl System {
                 let xs = tri.map(|i| x[i]);
                 let vs = tri.map(|i| v[i]);
                 let (sp, ks, kds) = &coeff.triangles[t];
-                let mut e = stretch(&xs, &vs, rest, sp, JacobianMode::System);
-                e.add(&shear(&xs, &vs, rest, *ks, *kds, JacobianMode::System));
+                let mut e = stretch(&xs, &vs, rest, sp, mode);
+                e.add(&shear(&xs, &vs, rest, *ks, *kds, mode));
                 if coeff.drag > 0.0 {
-                    e.add(&drag(
-                        &xs,
-                        &vs,
-                        rest.area,
-                        coeff.drag,
-                        wind,
-                        JacobianMode::System,
-                    ));
+                    e.add(&drag(&xs, &vs, rest.area, coeff.drag, wind, mode));
                 }
                 let ys = tri.map(|i| y[i]);
                 write_element(&e, &vs, &ys, h, blocks, rhs);
@@ -160,7 +155,7 @@ impl System {
                 let xs = nodes.map(|i| x[i]);
                 let vs = nodes.map(|i| v[i]);
                 let (kb, kdb) = coeff.hinges[k];
-                let e = bend(&xs, &vs, hinge.rest_angle, kb, kdb, JacobianMode::System);
+                let e = bend(&xs, &vs, hinge.rest_angle, kb, kdb, mode);
                 let ys = nodes.map(|i| y[i]);
                 write_element(&e, &vs, &ys, h, blocks, rhs);
             });

@@ -19,7 +19,8 @@ pub use params::SolverParams;
 
 use crate::error::{Error, Result};
 use crate::forces::deformation::Deformation;
-use crate::linalg::pcg::{modified_pcg, Constraint, PcgScratch, PcgSettings};
+use crate::forces::JacobianMode;
+use crate::linalg::pcg::{modified_pcg, Constraint, PcgResult, PcgScratch, PcgSettings};
 use crate::model::{ClothModel, TriangleRest};
 use crate::scene::Material;
 use crate::{Mat3, Vec3};
@@ -40,6 +41,11 @@ pub struct FrameStats {
     pub max_residual: f64,
     /// Smallest step taken (s).
     pub min_step: f64,
+    /// Solves that met non-positive curvature with the [`JacobianMode::System`] Jacobians
+    /// and were redone with the positive definite [`JacobianMode::Definite`] ones.
+    pub definite_fallbacks: usize,
+    /// Largest stretch strain max |‖w‖ − 1| over all triangles at the end of the frame.
+    pub max_strain: f64,
 }
 
 /// The state of one garment's simulation and the buffers reused by every step.
@@ -173,12 +179,33 @@ impl Simulator {
             }
         }
         self.time = end;
+        stats.max_strain = self.max_strain();
         Ok(stats)
     }
 
-    /// One implicit step of size `h`; on success the state is advanced.
+    /// One implicit step of size `h`; on success the state is advanced. The system is
+    /// built with Baraff's Jacobians ([`JacobianMode::System`]); if the PCG meets
+    /// non-positive curvature there (an indefinite system under large shear or folds), it is
+    /// rebuilt with the positive definite [`JacobianMode::Definite`] ones and solved again.
     fn step(&mut self, h: f64, stats: &mut FrameStats) -> Result<(), Rejection> {
         self.constrain_pins();
+        let mut result = self.solve(h, JacobianMode::System);
+        stats.cg_iterations += result.iterations;
+        if !result.converged && result.iterations < self.params.cg_max_iterations {
+            stats.definite_fallbacks += 1;
+            result = self.solve(h, JacobianMode::Definite);
+            stats.cg_iterations += result.iterations;
+        }
+        if !result.converged {
+            return Err(Rejection::Solve);
+        }
+        self.check_and_advance(h)?;
+        stats.max_residual = stats.max_residual.max(result.relative_residual);
+        Ok(())
+    }
+
+    /// Assembles the step's system with Jacobians of `mode` and solves it into `dv`.
+    fn solve(&mut self, h: f64, mode: JacobianMode) -> PcgResult {
         self.system.assemble(
             &self.model,
             &self.x,
@@ -187,26 +214,20 @@ impl Simulator {
             h,
             self.params.gravity,
             self.params.wind,
+            mode,
         );
         let settings = PcgSettings {
             tolerance: self.params.cg_tolerance,
             max_iterations: self.params.cg_max_iterations,
         };
-        let result = modified_pcg(
+        modified_pcg(
             &self.system.matrix,
             &self.system.rhs,
             &self.constraints,
             &settings,
             &mut self.pcg,
             &mut self.dv,
-        );
-        stats.cg_iterations += result.iterations;
-        if !result.converged {
-            return Err(Rejection::Solve);
-        }
-        self.check_and_advance(h)?;
-        stats.max_residual = stats.max_residual.max(result.relative_residual);
-        Ok(())
+        )
     }
 
     /// Pins as exact constraints through the filter: `S_i = 0`, `z_i = −v₀ᵢ`, `y_i = 0`.

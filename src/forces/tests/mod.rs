@@ -13,6 +13,7 @@ use crate::{Mat3, Vec3};
 
 mod bend;
 mod condition;
+mod definite;
 mod drag;
 mod stretch_shear;
 
