@@ -124,6 +124,7 @@ pub fn select_garments(path: &Path, names: &[String]) -> Result<Scene> {
 fn scene(garments: Vec<Garment>) -> Scene {
     Scene {
         garments,
+        bodies: Vec::new(),
         up: UpAxis::Y,
         fps: None,
         frame_range: None,

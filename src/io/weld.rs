@@ -166,6 +166,7 @@ impl SplitMesh {
             output_points,
             world_linear: self.world_linear,
             world_translation: self.world_translation,
+            animation: None,
         })
     }
 

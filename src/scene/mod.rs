@@ -50,6 +50,9 @@ pub struct Garment {
     pub world_linear: Mat3,
     /// Translation part of the object-to-world transform.
     pub world_translation: Vec3,
+    /// The garment's own animation (skin, morphs, time samples) as world-space particle
+    /// positions, if it has one: pinned particles follow it (SPEC "Pins").
+    pub animation: Option<Animation>,
 }
 
 impl Garment {
@@ -67,11 +70,75 @@ impl Garment {
     }
 }
 
+/// World-space vertex positions sampled over time, interpolated linearly in between
+/// (SPEC "Bodies": evaluated at every step by interpolation between frames).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Animation {
+    /// Sample times as frame numbers (file time × fps), strictly increasing, at least one.
+    pub frames: Vec<f64>,
+    /// World-space positions of every vertex at each sample (`positions[k].len()` = vertices).
+    pub positions: Vec<Vec<Vec3>>,
+}
+
+impl Animation {
+    /// A single sample: a static mesh.
+    pub fn fixed(positions: Vec<Vec3>) -> Self {
+        Animation {
+            frames: vec![0.0],
+            positions: vec![positions],
+        }
+    }
+
+    /// Positions at `frame` (fractional), linear between the bracketing samples and held
+    /// constant before the first and after the last.
+    pub fn sample(&self, frame: f64) -> Vec<Vec3> {
+        let n = self.frames.len();
+        if n == 1 || frame <= self.frames[0] {
+            return self.positions[0].clone();
+        }
+        if frame >= self.frames[n - 1] {
+            return self.positions[n - 1].clone();
+        }
+        let k = self.frames.partition_point(|&f| f <= frame).clamp(1, n - 1);
+        let (f0, f1) = (self.frames[k - 1], self.frames[k]);
+        let s = (frame - f0) / (f1 - f0);
+        self.positions[k - 1]
+            .iter()
+            .zip(&self.positions[k])
+            .map(|(a, b)| a + (b - a) * s)
+            .collect()
+    }
+
+    /// First and last sample frame.
+    pub fn range(&self) -> (f64, f64) {
+        (self.frames[0], self.frames[self.frames.len() - 1])
+    }
+}
+
+/// A collision body: a triangle mesh, static or animated, in world space.
+#[derive(Debug, Clone)]
+pub struct Body {
+    /// Node / prim / file-stem name the user refers to with `--body`.
+    pub name: String,
+    /// The file it came from.
+    pub source: PathBuf,
+    /// Triangles as vertex indices.
+    pub triangles: Vec<[usize; 3]>,
+    /// World-space vertex positions over time.
+    pub animation: Animation,
+    /// Collision thickness (m) if the file or scene file sets one, else the material's.
+    pub thickness: Option<f64>,
+    /// Friction coefficient if the file or scene file sets one, else the material's.
+    pub friction: Option<f64>,
+}
+
 /// Everything read from the input files.
 #[derive(Debug, Clone)]
 pub struct Scene {
     /// Garments to simulate.
     pub garments: Vec<Garment>,
+    /// Collision bodies.
+    pub bodies: Vec<Body>,
     /// Up axis of the source files (gravity points against it).
     pub up: UpAxis,
     /// Frames per second stored in the file, if any.
