@@ -19,6 +19,7 @@
 pub mod bench;
 pub mod cache;
 pub mod cli;
+pub mod collision;
 pub mod error;
 pub mod fixtures;
 pub mod forces;

@@ -173,6 +173,20 @@ impl System {
     }
 }
 
+impl System {
+    /// Adds per-particle implicit terms after [`System::assemble`]: for each
+    /// `(i, K, f)`, a force `f` at the start of the step with `∂f/∂v = −K`, so
+    /// `A_ii += h K` and `b_i += h f` (used for sliding friction).
+    pub fn add_particle_terms(&mut self, terms: &[(usize, Mat3, Vec3)], h: f64) {
+        for &(i, k, f) in terms {
+            if let Some(slot) = self.matrix.pattern.slot(i, i) {
+                self.matrix.values[slot] += h * k;
+            }
+            self.rhs[i] += h * f;
+        }
+    }
+}
+
 /// Particle order of a hinge for [`bend`]: `[x0, x1, x2, x3]`, wings around the edge.
 fn hinge_nodes(h: &crate::model::Hinge) -> [usize; 4] {
     [h.wings[0], h.edge[0], h.edge[1], h.wings[1]]

@@ -7,8 +7,9 @@
 //! assemble             (M − h ∂f/∂v − h² ∂f/∂x) Δv = h (f₀ + ∂f/∂x (h v₀ + y))    eq. 18
 //! solve                modified PCG with the filter (§5.3)
 //! advance              v₁ = v₀ + Δv,  x₁ = x₀ + h v₁ + y                          eq. 17
-//! check                reject if any triangle's ‖w_u‖ or ‖w_v‖ changed by more than
-//!                      `max_stretch_change`, or the solve failed; retry at h/2        §7
+//! check                reject if any triangle's ‖w_u‖ or ‖w_v‖ changed from x₀ + y by
+//!                      more than `max_stretch_change`, a particle ends inside a body, or
+//!                      the solve failed; retry at h/2                                §7
 //! ```
 //! [`Simulator::advance`] steps until the end of a frame, never stepping past it.
 pub mod assemble;
@@ -17,12 +18,15 @@ pub mod step_control;
 
 pub use params::SolverParams;
 
+use crate::collision::contact::Contact;
+use crate::collision::{BodyContacts, BodyState};
 use crate::error::{Error, Result};
 use crate::forces::deformation::Deformation;
 use crate::forces::JacobianMode;
+use crate::linalg::pcg::constraint_forces;
 use crate::linalg::pcg::{modified_pcg, Constraint, PcgResult, PcgScratch, PcgSettings};
 use crate::model::{ClothModel, TriangleRest};
-use crate::scene::Material;
+use crate::scene::{Body, Material};
 use crate::{Mat3, Vec3};
 use assemble::System;
 use rayon::prelude::*;
@@ -46,6 +50,8 @@ pub struct FrameStats {
     pub definite_fallbacks: usize,
     /// Largest stretch strain max |‖w‖ − 1| over all triangles at the end of the frame.
     pub max_strain: f64,
+    /// Body contacts at the last step of the frame.
+    pub contacts: usize,
 }
 
 /// The state of one garment's simulation and the buffers reused by every step.
@@ -64,6 +70,11 @@ pub struct Simulator {
     y: Vec<Vec3>,
     stretch_before: Vec<[f64; 2]>,
     time: f64,
+    bodies: Vec<BodyState>,
+    contacts: BodyContacts,
+    impulses: Vec<Vec3>,
+    /// Frame number at time 0 and frames per second, to sample body animations.
+    clock: (f64, f64),
 }
 
 /// Why a proposed step was not accepted.
@@ -72,6 +83,8 @@ enum Rejection {
     Solve,
     /// A triangle's stretch jumped (Baraff §7) or the state became non-finite.
     Stretch,
+    /// A particle ended deeper inside a body than 10% of its thickness.
+    Contact,
 }
 
 impl Simulator {
@@ -104,7 +117,39 @@ impl Simulator {
             stretch_before,
             time: 0.0,
             model,
+            bodies: Vec::new(),
+            contacts: BodyContacts::default(),
+            impulses: Vec::new(),
+            clock: (0.0, 24.0),
         }
+    }
+
+    /// Adds collision bodies (Baraff §5–§6), sampled at frame `start_frame + t · fps` at
+    /// simulation time `t`; thickness and friction default to the material's.
+    pub fn with_bodies(
+        mut self,
+        bodies: &[Body],
+        material: &Material,
+        start_frame: f64,
+        fps: f64,
+    ) -> Result<Self> {
+        self.bodies = bodies
+            .iter()
+            .map(|b| BodyState::new(b, material.thickness, material.friction))
+            .collect::<Result<_>>()?;
+        self.clock = (start_frame, fps);
+        Ok(self)
+    }
+
+    /// Contacts of the last step.
+    pub fn contacts(&self) -> &[Contact] {
+        &self.contacts.contacts
+    }
+
+    /// Deepest penetration of any particle below a body surface now, as a fraction of the
+    /// body's thickness (0 if none).
+    pub fn max_penetration(&self) -> f64 {
+        BodyContacts::max_penetration(&self.bodies, &self.x)
     }
 
     /// Current particle positions (world space, m).
@@ -167,6 +212,7 @@ impl Simulator {
                         let reason = match why {
                             Rejection::Solve => "the linear solve did not converge",
                             Rejection::Stretch => "the cloth stretch kept jumping",
+                            Rejection::Contact => "cloth kept ending up inside a body",
                         };
                         return Err(Error::Simulation(format!(
                             "at t = {:.4} s {reason} even at the minimum step {} s; \
@@ -180,6 +226,7 @@ impl Simulator {
         }
         self.time = end;
         stats.max_strain = self.max_strain();
+        stats.contacts = self.contacts.contacts.len();
         Ok(stats)
     }
 
@@ -189,6 +236,10 @@ impl Simulator {
     /// rebuilt with the positive definite [`JacobianMode::Definite`] ones and solved again.
     fn step(&mut self, h: f64, stats: &mut FrameStats) -> Result<(), Rejection> {
         self.constrain_pins();
+        self.y.iter_mut().for_each(|y| *y = Vec3::zeros());
+        if !self.bodies.is_empty() {
+            self.detect_contacts(h);
+        }
         let mut result = self.solve(h, JacobianMode::System);
         stats.cg_iterations += result.iterations;
         if !result.converged && result.iterations < self.params.cg_max_iterations {
@@ -199,9 +250,42 @@ impl Simulator {
         if !result.converged {
             return Err(Rejection::Solve);
         }
+        if !self.contacts.contacts.is_empty() {
+            let all = constraint_forces(
+                &self.system.matrix,
+                &self.system.rhs,
+                &self.dv,
+                &self.constraints,
+            );
+            let pins = self.constraints.len() - self.contacts.contacts.len();
+            self.impulses = all[pins..].to_vec();
+        }
         self.check_and_advance(h)?;
+        if !self.bodies.is_empty() {
+            self.contacts.remember(&self.impulses, &self.v, h);
+        }
         stats.max_residual = stats.max_residual.max(result.relative_residual);
         Ok(())
+    }
+
+    /// Samples the bodies at the step's start and end, finds contacts (Baraff §6) and turns
+    /// them into constraints and position alterations.
+    fn detect_contacts(&mut self, h: f64) {
+        let (start, fps) = self.clock;
+        let (f0, f1) = (start + self.time * fps, start + (self.time + h) * fps);
+        for b in &mut self.bodies {
+            b.advance_to(f0, f1);
+        }
+        self.contacts.detect(
+            &self.bodies,
+            &self.x,
+            &self.v,
+            &self.pinned,
+            h,
+            self.params.gravity,
+        );
+        self.contacts
+            .constrain(&self.v, &mut self.constraints, &mut self.y);
     }
 
     /// Assembles the step's system with Jacobians of `mode` and solves it into `dv`.
@@ -216,6 +300,10 @@ impl Simulator {
             self.params.wind,
             mode,
         );
+        if !self.contacts.contacts.is_empty() {
+            let friction = self.contacts.friction_terms(&self.v);
+            self.system.add_particle_terms(&friction, h);
+        }
         let settings = PcgSettings {
             tolerance: self.params.cg_tolerance,
             max_iterations: self.params.cg_max_iterations,
@@ -259,7 +347,10 @@ impl Simulator {
         }
         let tris = &self.model.triangles;
         let rest = &self.model.rest;
-        self.stretch_before = stretch_measures(tris, rest, &self.x);
+        // The stretch change is measured from the altered start x₀ + y: position alteration
+        // (§6.2) is a deliberate displacement, the check judges the solve's own motion.
+        let shifted: Vec<Vec3> = self.x.iter().zip(&self.y).map(|(x, y)| x + y).collect();
+        self.stretch_before = stretch_measures(tris, rest, &shifted);
         let after = stretch_measures(tris, rest, &x_new);
         let limit = self.params.max_stretch_change;
         let jump = self
@@ -269,6 +360,12 @@ impl Simulator {
             .any(|(a, b)| (a[0] - b[0]).abs() > limit || (a[1] - b[1]).abs() > limit);
         if jump {
             return Err(Rejection::Stretch);
+        }
+        if !self.bodies.is_empty() {
+            let after = BodyContacts::max_penetration(&self.bodies, &x_new);
+            if after > 0.1 && after > self.max_penetration() {
+                return Err(Rejection::Contact);
+            }
         }
         for ((v, dv), p) in self.v.iter_mut().zip(&self.dv).zip(&self.pinned) {
             *v += dv;

@@ -1,0 +1,217 @@
+//! Bounding volume hierarchy of axis-aligned boxes over triangles: the tree is built once
+//! per topology (median splits), its boxes are refitted every step to the swept triangles.
+use crate::Vec3;
+
+/// An axis-aligned box.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Aabb {
+    /// Lower corner.
+    pub min: Vec3,
+    /// Upper corner.
+    pub max: Vec3,
+}
+
+impl Aabb {
+    /// The empty box (contains nothing, grows by union).
+    pub fn empty() -> Self {
+        Aabb {
+            min: Vec3::repeat(f64::INFINITY),
+            max: Vec3::repeat(f64::NEG_INFINITY),
+        }
+    }
+
+    /// Grows to contain `p`.
+    pub fn include(&mut self, p: Vec3) {
+        self.min = self.min.inf(&p);
+        self.max = self.max.sup(&p);
+    }
+
+    /// Union with `o`.
+    pub fn merge(&self, o: &Aabb) -> Aabb {
+        Aabb {
+            min: self.min.inf(&o.min),
+            max: self.max.sup(&o.max),
+        }
+    }
+
+    /// Grown by `r` on every side.
+    pub fn inflate(&self, r: f64) -> Aabb {
+        Aabb {
+            min: self.min - Vec3::repeat(r),
+            max: self.max + Vec3::repeat(r),
+        }
+    }
+
+    /// True if the boxes overlap (touching counts).
+    pub fn overlaps(&self, o: &Aabb) -> bool {
+        (0..3).all(|k| self.min[k] <= o.max[k] && o.min[k] <= self.max[k])
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Node {
+    bounds: Aabb,
+    /// Leaf: items `first..first+count` of `order`; inner: children `first`, `first + 1`.
+    first: usize,
+    count: usize,
+    leaf: bool,
+}
+
+/// The hierarchy over `n` items (triangles), each refitted from its own box.
+#[derive(Debug, Clone)]
+pub struct Bvh {
+    nodes: Vec<Node>,
+    order: Vec<usize>,
+}
+
+const LEAF_SIZE: usize = 4;
+
+impl Bvh {
+    /// Builds the tree over items with boxes `boxes` (median split on the longest axis of
+    /// the centroids).
+    pub fn build(boxes: &[Aabb]) -> Self {
+        let mut bvh = Bvh {
+            nodes: Vec::with_capacity(2 * boxes.len() / LEAF_SIZE + 1),
+            order: (0..boxes.len()).collect(),
+        };
+        let centroids: Vec<Vec3> = boxes.iter().map(|b| 0.5 * (b.min + b.max)).collect();
+        bvh.nodes.push(Node {
+            bounds: Aabb::empty(),
+            first: 0,
+            count: boxes.len(),
+            leaf: true,
+        });
+        let mut stack = vec![0usize];
+        while let Some(ni) = stack.pop() {
+            let (first, count) = (bvh.nodes[ni].first, bvh.nodes[ni].count);
+            if count <= LEAF_SIZE {
+                continue;
+            }
+            let mut cb = Aabb::empty();
+            for &i in &bvh.order[first..first + count] {
+                cb.include(centroids[i]);
+            }
+            let ext = cb.max - cb.min;
+            let axis = if ext.x >= ext.y && ext.x >= ext.z {
+                0
+            } else if ext.y >= ext.z {
+                1
+            } else {
+                2
+            };
+            let mid = count / 2;
+            bvh.order[first..first + count].select_nth_unstable_by(mid, |&a, &b| {
+                centroids[a][axis].total_cmp(&centroids[b][axis])
+            });
+            let left = bvh.nodes.len();
+            bvh.nodes.push(Node {
+                bounds: Aabb::empty(),
+                first,
+                count: mid,
+                leaf: true,
+            });
+            bvh.nodes.push(Node {
+                bounds: Aabb::empty(),
+                first: first + mid,
+                count: count - mid,
+                leaf: true,
+            });
+            bvh.nodes[ni] = Node {
+                bounds: Aabb::empty(),
+                first: left,
+                count: 0,
+                leaf: false,
+            };
+            stack.push(left);
+            stack.push(left + 1);
+        }
+        bvh.refit(boxes);
+        bvh
+    }
+
+    /// Recomputes every node's box from the items' current boxes (children before parents:
+    /// children always have larger indices than their parent).
+    pub fn refit(&mut self, boxes: &[Aabb]) {
+        for ni in (0..self.nodes.len()).rev() {
+            let node = &self.nodes[ni];
+            let bounds = if node.leaf {
+                self.order[node.first..node.first + node.count]
+                    .iter()
+                    .fold(Aabb::empty(), |b, &i| b.merge(&boxes[i]))
+            } else {
+                self.nodes[node.first]
+                    .bounds
+                    .merge(&self.nodes[node.first + 1].bounds)
+            };
+            self.nodes[ni].bounds = bounds;
+        }
+    }
+
+    /// Calls `f(item)` for every item whose box overlaps `query` (in tree order).
+    pub fn query(&self, query: &Aabb, mut f: impl FnMut(usize)) {
+        if self.order.is_empty() {
+            return;
+        }
+        let mut stack = vec![0usize];
+        while let Some(ni) = stack.pop() {
+            let node = &self.nodes[ni];
+            if !node.bounds.overlaps(query) {
+                continue;
+            }
+            if node.leaf {
+                for &i in &self.order[node.first..node.first + node.count] {
+                    f(i);
+                }
+            } else {
+                stack.push(node.first + 1);
+                stack.push(node.first);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_finds_exactly_the_overlapping_boxes() {
+        let mut boxes = Vec::new();
+        for i in 0..300 {
+            let c = Vec3::new(
+                (i * 37 % 101) as f64,
+                (i * 53 % 97) as f64,
+                (i * 11 % 89) as f64,
+            ) * 0.01;
+            boxes.push(Aabb {
+                min: c,
+                max: c + Vec3::repeat(0.02),
+            });
+        }
+        let mut bvh = Bvh::build(&boxes);
+        for shift in [0.0, 0.3] {
+            let moved: Vec<Aabb> = boxes
+                .iter()
+                .map(|b| Aabb {
+                    min: b.min + Vec3::repeat(shift),
+                    max: b.max + Vec3::repeat(shift),
+                })
+                .collect();
+            bvh.refit(&moved);
+            for q in 0..50 {
+                let c = Vec3::new(q as f64 * 0.02, 0.5, 0.4);
+                let query = Aabb {
+                    min: c,
+                    max: c + Vec3::repeat(0.15),
+                };
+                let mut got = vec![];
+                bvh.query(&query, |i| got.push(i));
+                got.sort();
+                let want: Vec<usize> = (0..moved.len())
+                    .filter(|&i| moved[i].overlaps(&query))
+                    .collect();
+                assert_eq!(got, want);
+            }
+        }
+    }
+}

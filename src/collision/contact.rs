@@ -1,0 +1,345 @@
+//! Cloth–body contact as exact constraints (Baraff §5, §6).
+//!
+//! Each step, every free particle is tested against the bodies' triangles near its path:
+//!
+//! ```text
+//! x̃ = x₀ + h v₀ + h² g          predicted end position under gravity
+//! contact if  CCD: x₀→x̃ crosses a triangle moving (a₀b₀c₀)→(a₁b₁c₁), or
+//!             proximity: x̃ lies within thickness τ of a triangle at the step's end
+//! n  outward normal at the contact point, v_b the body's velocity there (barycentric),
+//! d₀ = (x₀ − q₀)·n  signed distance from the contact point at the step's start
+//! ```
+//! A contact becomes a constraint of the modified PCG (§5.3): sliding contacts constrain
+//! the normal direction only (`S = I − nnᵀ`, `z = n nᵀ(v_b − v₀)`), stuck contacts all three
+//! (`S = 0`, `z = v_b − v₀`). Position alteration (§6.2, eq. 17) `y = (τ − d₀) n` puts the
+//! particle at distance τ from the surface at the end of the step. After the solve, the
+//! constraint force `f_c = (AΔv − b)/h` (§5.4) decides what happens next step: a contact
+//! whose normal force `N = f_c·n` is attractive is released (Baraff §5.4); a stuck contact
+//! whose tangential force exceeds `μN` starts sliding (a new contact starts stuck if the
+//! impact's normal velocity change plus gravity over the step, times μ, exceeds its
+//! tangential slip); a sliding contact feels the
+//! Coulomb force `f = −μN v̂_t` (`P_t = I − nnᵀ`, `v_t = P_t(v − v_b)`, linearised in `v`),
+//! and sticks again when its relative tangential speed falls below 1 cm/s.
+use super::body::BodyState;
+use super::bvh::Aabb;
+use super::geometry::{closest_point_barycentric, point_triangle_ccd};
+use crate::linalg::pcg::Constraint;
+use crate::{Mat3, Vec3};
+use rayon::prelude::*;
+
+/// Speed below which friction's viscous form is capped (m/s).
+const SLIP_EPS: f64 = 1e-3;
+/// Relative tangential speed below which a sliding contact sticks again (m/s).
+const STICK_SPEED: f64 = 1e-2;
+
+/// One contact of the current step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Contact {
+    /// Cloth particle.
+    pub particle: usize,
+    /// Body index.
+    pub body: usize,
+    /// Outward unit normal.
+    pub normal: Vec3,
+    /// Body velocity at the contact point (m/s).
+    pub body_velocity: Vec3,
+    /// Position alteration `y` (m).
+    pub y: Vec3,
+    /// Stuck (all directions constrained) or sliding (normal only).
+    pub stuck: bool,
+    /// Coulomb coefficient of the body.
+    pub friction: f64,
+}
+
+/// What a particle remembers of its contact from the previous step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Memory {
+    body: usize,
+    normal_force: f64,
+    stuck: bool,
+    released: bool,
+    /// Unit direction of the kinetic friction force for the next step.
+    friction_dir: Vec3,
+}
+
+/// Contacts of the current step and the memory that carries friction state across steps.
+#[derive(Debug, Clone, Default)]
+pub struct BodyContacts {
+    memory: Vec<Option<Memory>>,
+    /// Contacts of the current step, in particle order.
+    pub contacts: Vec<Contact>,
+}
+
+/// Outcome of testing one particle.
+struct Hit {
+    body: usize,
+    normal: Vec3,
+    body_velocity: Vec3,
+    d0: f64,
+    ccd: bool,
+    distance: f64,
+}
+
+impl BodyContacts {
+    /// Detects this step's contacts of particles `x`, `v` (skipping `fixed` ones) against
+    /// `bodies` over a step `h` under acceleration `g`.
+    pub fn detect(
+        &mut self,
+        bodies: &[BodyState],
+        x: &[Vec3],
+        v: &[Vec3],
+        fixed: &[bool],
+        h: f64,
+        g: Vec3,
+    ) {
+        let n = x.len();
+        self.memory.resize(n, None);
+        let memory = &self.memory;
+        self.contacts = (0..n)
+            .into_par_iter()
+            .filter_map(|i| {
+                if fixed[i] {
+                    return None;
+                }
+                let pred = x[i] + h * v[i] + h * h * g;
+                let hit = find_hit(bodies, x[i], pred, h)?;
+                let mem = memory[i].filter(|m| m.body == hit.body);
+                if let Some(m) = mem {
+                    let outside = hit.d0 >= 0.9 * bodies[hit.body].thickness;
+                    if m.released && !hit.ccd && outside {
+                        // Released last step (attractive force): only its own momentum
+                        // carrying it into the body brings it back.
+                        let inertial = x[i] + h * v[i];
+                        find_hit(bodies, x[i], inertial, h)?;
+                    }
+                }
+                let body = &bodies[hit.body];
+                let stuck = match mem {
+                    Some(m) => m.stuck && !m.released,
+                    None => {
+                        // A new contact sticks if the impact's normal impulse (plus gravity
+                        // over the step) can stop its tangential slip under Coulomb's law.
+                        let rel = v[i] - hit.body_velocity;
+                        let vn = rel.dot(&hit.normal);
+                        let vt = (rel - vn * hit.normal).norm();
+                        vt <= body.friction * (vn.abs() + g.norm() * h)
+                    }
+                };
+                Some(Contact {
+                    particle: i,
+                    body: hit.body,
+                    normal: hit.normal,
+                    body_velocity: hit.body_velocity,
+                    y: (body.thickness - hit.d0) * hit.normal,
+                    stuck,
+                    friction: body.friction,
+                })
+            })
+            .collect();
+    }
+
+    /// Appends the contacts' constraints and writes their position alterations into `y`.
+    pub fn constrain(&self, v: &[Vec3], constraints: &mut Vec<Constraint>, y: &mut [Vec3]) {
+        for c in &self.contacts {
+            let i = c.particle;
+            let nn = c.normal * c.normal.transpose();
+            let (filter, z) = if c.stuck {
+                (Mat3::zeros(), c.body_velocity - v[i])
+            } else {
+                (Mat3::identity() - nn, nn * (c.body_velocity - v[i]))
+            };
+            constraints.push(Constraint {
+                particle: i,
+                filter,
+                z,
+            });
+            y[i] = c.y;
+        }
+    }
+
+    /// Sliding friction of this step: for each sliding contact with a remembered normal
+    /// force `N`, `(particle, K, f₀)` with the Coulomb force `f₀ = μN t̂` (`t̂` against the
+    /// slip, or along the tangential constraint force that broke a stuck contact) and
+    /// `K = −∂f/∂v = (μN/|v_t|)(P_t − v̂_t v̂_tᵀ)` while slipping faster than ε (the exact
+    /// derivative of `−μN v_t/|v_t|`, positive semi-definite), else 0.
+    pub fn friction_terms(&self, v: &[Vec3]) -> Vec<(usize, Mat3, Vec3)> {
+        self.contacts
+            .iter()
+            .filter(|c| !c.stuck && c.friction > 0.0)
+            .filter_map(|c| {
+                let m = self.memory.get(c.particle).copied().flatten()?;
+                if m.body != c.body || m.released || m.normal_force <= 0.0 {
+                    return None;
+                }
+                let limit = c.friction * m.normal_force;
+                let pt = Mat3::identity() - c.normal * c.normal.transpose();
+                let vt = pt * (v[c.particle] - c.body_velocity);
+                let speed = vt.norm();
+                if speed > SLIP_EPS {
+                    let dir = vt / speed;
+                    let k = (limit / speed) * (pt - dir * dir.transpose());
+                    Some((c.particle, k, -limit * dir))
+                } else {
+                    let dir = pt * m.friction_dir;
+                    Some((c.particle, Mat3::zeros(), limit * dir))
+                }
+            })
+            .collect()
+    }
+
+    /// Updates the memory after an accepted step from the constraint forces `impulses`
+    /// (`AΔv − b` per contact, in contact order, N·s) and the new velocities `v`.
+    pub fn remember(&mut self, impulses: &[Vec3], v: &[Vec3], h: f64) {
+        for m in self.memory.iter_mut() {
+            *m = None;
+        }
+        for (c, e) in self.contacts.iter().zip(impulses) {
+            let f = e / h;
+            let normal_force = f.dot(&c.normal);
+            let released = normal_force < 0.0;
+            let tangential = f - normal_force * c.normal;
+            let pt = Mat3::identity() - c.normal * c.normal.transpose();
+            let slip = pt * (v[c.particle] - c.body_velocity);
+            let (stuck, friction_dir) = if released {
+                (false, Vec3::zeros())
+            } else if c.stuck {
+                // Stuck while the tangential constraint force stays inside the cone.
+                let t = tangential.norm();
+                (
+                    t <= c.friction * normal_force,
+                    tangential / t.max(f64::MIN_POSITIVE),
+                )
+            } else {
+                // Baraff §5.4: lock the particle when its relative tangential velocity is low.
+                let speed = slip.norm();
+                (speed < STICK_SPEED, -slip / speed.max(f64::MIN_POSITIVE))
+            };
+            self.memory[c.particle] = Some(Memory {
+                body: c.body,
+                normal_force,
+                stuck,
+                released,
+                friction_dir,
+            });
+        }
+    }
+
+    /// Deepest penetration below the surface among `x` at the end of the step, as a
+    /// fraction of each body's thickness (0 if none): the step check of Baraff §7 extended
+    /// to contact trouble.
+    pub fn max_penetration(bodies: &[BodyState], x: &[Vec3]) -> f64 {
+        x.par_iter()
+            .map(|&p| {
+                let mut worst: f64 = 0.0;
+                for body in bodies {
+                    let q = Aabb { min: p, max: p }.inflate(body.thickness);
+                    let mut best: Option<(f64, f64)> = None;
+                    body.candidates(&q, |t| {
+                        let (_, c1) = body.corners(t);
+                        if let Some((dist, signed)) = surface_distance(p, c1) {
+                            if best.is_none_or(|b| dist < b.0) {
+                                best = Some((dist, signed));
+                            }
+                        }
+                    });
+                    // Inside only if behind the face: the closest point is the point's own
+                    // projection (a point beside a rim is not inside).
+                    if let Some((dist, signed)) = best {
+                        if signed < 0.0 && -signed >= 0.999 * dist {
+                            worst = worst.max(-signed / body.thickness);
+                        }
+                    }
+                }
+                worst
+            })
+            .reduce(|| 0.0, f64::max)
+    }
+}
+
+/// Unsigned distance to the triangle and signed distance along its normal (positive
+/// outside); `None` for a degenerate triangle.
+fn surface_distance(p: Vec3, c: [Vec3; 3]) -> Option<(f64, f64)> {
+    let n = (c[1] - c[0]).cross(&(c[2] - c[0]));
+    let len = n.norm();
+    if len < 1e-300 {
+        return None;
+    }
+    let w = closest_point_barycentric(p, c[0], c[1], c[2]);
+    let q = c[0] * w[0] + c[1] * w[1] + c[2] * w[2];
+    Some(((p - q).norm(), (p - q).dot(&(n / len))))
+}
+
+/// The contact of a particle moving `x0 → pred` over a step of `h`, if any: the earliest
+/// continuous hit, else the nearest triangle within the thickness at the step's end.
+fn find_hit(bodies: &[BodyState], x0: Vec3, pred: Vec3, h: f64) -> Option<Hit> {
+    let mut best: Option<Hit> = None;
+    for (bi, body) in bodies.iter().enumerate() {
+        let tau = body.thickness;
+        let mut path = Aabb::empty();
+        path.include(x0);
+        path.include(pred);
+        let query = path.inflate(tau);
+        body.candidates(&query, |t| {
+            let (c0, c1) = body.corners(t);
+            let n1 = (c1[1] - c1[0]).cross(&(c1[2] - c1[0]));
+            let len = n1.norm();
+            if len < 1e-300 {
+                return;
+            }
+            let face_n = n1 / len;
+            let w = closest_point_barycentric(pred, c1[0], c1[1], c1[2]);
+            let q1 = c1[0] * w[0] + c1[1] * w[1] + c1[2] * w[2];
+            let dist = (pred - q1).norm();
+            let signed = (pred - q1).dot(&face_n);
+            let mut ccd = false;
+            let mut weights = w;
+            let near = dist < tau && signed > -tau.max((pred - x0).norm());
+            if !near {
+                // Continuous test: the particle's path crosses the moving face.
+                let w0 = closest_point_barycentric(x0, c0[0], c0[1], c0[2]);
+                let q0 = c0[0] * w0[0] + c0[1] * w0[1] + c0[2] * w0[2];
+                let n0 = (c0[1] - c0[0]).cross(&(c0[2] - c0[0]));
+                if (x0 - q0).dot(&n0) < 0.0 {
+                    return; // starts behind this face: not a crossing from outside
+                }
+                match point_triangle_ccd(
+                    [x0, pred],
+                    [c0[0], c1[0]],
+                    [c0[1], c1[1]],
+                    [c0[2], c1[2]],
+                    1e-6,
+                ) {
+                    Some(_) => {
+                        ccd = true;
+                        weights = closest_point_barycentric(pred, c1[0], c1[1], c1[2]);
+                    }
+                    None => return,
+                }
+            }
+            let q0 = c0[0] * weights[0] + c0[1] * weights[1] + c0[2] * weights[2];
+            let q1w = c1[0] * weights[0] + c1[1] * weights[1] + c1[2] * weights[2];
+            // Outward normal: the face normal, or toward the particle off a convex edge.
+            let normal = if !ccd && signed > 0.0 && dist > 1e-12 {
+                (pred - q1) / dist
+            } else {
+                face_n
+            };
+            let candidate = Hit {
+                body: bi,
+                normal,
+                body_velocity: (q1w - q0) / h,
+                d0: (x0 - q0).dot(&normal),
+                ccd,
+                distance: if ccd { -1.0 } else { dist },
+            };
+            let better = match &best {
+                None => true,
+                Some(b) => candidate.distance < b.distance,
+            };
+            if better {
+                best = Some(candidate);
+            }
+        });
+    }
+    best
+}

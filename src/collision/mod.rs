@@ -1,0 +1,13 @@
+//! Collisions of cloth with animated bodies (Baraff §5–§6, Stuyck §5.6–5.8).
+//!
+//! * [`bvh`]: a bounding volume hierarchy over triangles, built once, refitted each step.
+//! * [`geometry`]: closest points on triangles and continuous point–triangle hits.
+//! * [`body`]: a body's positions at the start and end of the current step.
+//! * [`contact`]: contacts as exact PCG constraints with position alteration and friction.
+pub mod body;
+pub mod bvh;
+pub mod contact;
+pub mod geometry;
+
+pub use body::BodyState;
+pub use contact::BodyContacts;
