@@ -62,6 +62,7 @@ struct Node {
 pub struct Bvh {
     nodes: Vec<Node>,
     order: Vec<usize>,
+    items: Vec<Aabb>,
 }
 
 const LEAF_SIZE: usize = 4;
@@ -73,6 +74,7 @@ impl Bvh {
         let mut bvh = Bvh {
             nodes: Vec::with_capacity(2 * boxes.len() / LEAF_SIZE + 1),
             order: (0..boxes.len()).collect(),
+            items: Vec::new(),
         };
         let centroids: Vec<Vec3> = boxes.iter().map(|b| 0.5 * (b.min + b.max)).collect();
         bvh.nodes.push(Node {
@@ -132,6 +134,8 @@ impl Bvh {
     /// Recomputes every node's box from the items' current boxes (children before parents:
     /// children always have larger indices than their parent).
     pub fn refit(&mut self, boxes: &[Aabb]) {
+        self.items.clear();
+        self.items.extend_from_slice(boxes);
         for ni in (0..self.nodes.len()).rev() {
             let node = &self.nodes[ni];
             let bounds = if node.leaf {
@@ -160,7 +164,9 @@ impl Bvh {
             }
             if node.leaf {
                 for &i in &self.order[node.first..node.first + node.count] {
-                    f(i);
+                    if self.items[i].overlaps(query) {
+                        f(i);
+                    }
                 }
             } else {
                 stack.push(node.first + 1);

@@ -343,3 +343,76 @@ fn find_hit(bodies: &[BodyState], x0: Vec3, pred: Vec3, h: f64) -> Option<Hit> {
     }
     best
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sliding_contact(normal: Vec3, friction_dir: Vec3) -> BodyContacts {
+        let c = Contact {
+            particle: 0,
+            body: 0,
+            normal,
+            body_velocity: Vec3::new(0.3, -0.2, 0.1),
+            y: Vec3::zeros(),
+            stuck: false,
+            friction: 0.4,
+        };
+        BodyContacts {
+            memory: vec![Some(Memory {
+                body: 0,
+                normal_force: 2.5,
+                stuck: false,
+                released: false,
+                friction_dir,
+            })],
+            contacts: vec![c],
+        }
+    }
+
+    #[test]
+    fn sliding_friction_jacobian_matches_finite_differences() {
+        let n = Vec3::new(0.2, 1.0, -0.3).normalize();
+        let contacts = sliding_contact(n, Vec3::zeros());
+        let force = |v: Vec3| contacts.friction_terms(&[v])[0].2;
+        for v in [
+            Vec3::new(1.0, 0.5, -0.7),
+            Vec3::new(-0.02, 0.3, 0.05),
+            Vec3::new(0.31, 2.0, 0.2),
+        ] {
+            let (_, k, f) = contacts.friction_terms(&[v])[0];
+            let bv = contacts.contacts[0].body_velocity;
+            let vt = (Mat3::identity() - n * n.transpose()) * (v - bv);
+            // Coulomb: magnitude μN, against the slip, tangential.
+            assert!((f.norm() - 0.4 * 2.5).abs() < 1e-12);
+            assert!(f.dot(&vt) < 0.0 && f.dot(&n).abs() < 1e-12);
+            let eps = 1e-6;
+            let mut fd = Mat3::zeros();
+            for j in 0..3 {
+                let mut e = Vec3::zeros();
+                e[j] = eps;
+                let col = (force(v + e) - force(v - e)) / (2.0 * eps);
+                fd.set_column(j, &col);
+            }
+            // K = −∂f/∂v.
+            let err = (k + fd).amax() / k.amax();
+            assert!(err < 1e-6, "relative error {err}");
+            assert!((k - k.transpose()).amax() < 1e-12);
+            assert!(
+                k.symmetric_eigenvalues().min() > -1e-12,
+                "K is positive semi-definite"
+            );
+        }
+    }
+
+    #[test]
+    fn friction_at_rest_acts_along_the_broken_static_force_with_coulomb_magnitude() {
+        let n = Vec3::y();
+        let dir = Vec3::new(-1.0, 0.0, 0.0);
+        let contacts = sliding_contact(n, dir);
+        let v = contacts.contacts[0].body_velocity; // no slip
+        let (_, k, f) = contacts.friction_terms(&[v])[0];
+        assert_eq!(k, Mat3::zeros());
+        assert!((f - 1.0 * dir).norm() < 1e-12, "{f}");
+    }
+}
