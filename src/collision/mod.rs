@@ -8,6 +8,7 @@ pub mod body;
 pub mod bvh;
 pub mod contact;
 pub mod geometry;
+pub mod self_contact;
 
 pub use body::BodyState;
 pub use contact::BodyContacts;

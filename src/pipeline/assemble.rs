@@ -6,10 +6,11 @@
 //! ```
 //! `M` diagonal particle masses (kg), `h` the step (s), `f₀` all forces at the start of the
 //! step (N), `v₀` velocities (m/s), `y` the position alteration of §6.2 (m). Each element
-//! (triangle: stretch + shear + drag; hinge: bend) computes its blocks of the left side and
+//! (triangle: stretch + shear + drag; hinge: bend; self-contact: repulsion spring) computes its blocks of the left side and
 //! its share of the right side into flat per-element buffers in parallel; the
 //! [`AssemblyPlan`] then gathers them in a fixed order, so the system is bit-identical for
 //! any thread count.
+use crate::collision::self_contact::{repulsion_forces, Repulsion};
 use crate::forces::external::{drag, gravity};
 use crate::forces::shear::shear;
 use crate::forces::stretch::{stretch, StretchParams};
@@ -70,6 +71,14 @@ impl Coefficients {
 #[derive(Debug, Clone)]
 pub struct System {
     plan: AssemblyPlan,
+    /// Element sets of the topology (triangles, hinges), kept to rebuild the plan when the
+    /// self-contact set changes.
+    base_sets: [ElementSet; 2],
+    repulsions: Vec<Repulsion>,
+    /// Repulsion distance, stiffness and damping of self-contacts.
+    repulsion_params: (f64, f64, f64),
+    repulsion_blocks: Vec<Mat3>,
+    repulsion_rhs: Vec<Vec3>,
     coefficients: Coefficients,
     /// `A = M − h ∂f/∂v − h² ∂f/∂x`.
     pub matrix: BlockCsr,
@@ -94,13 +103,19 @@ impl System {
             arity: 4,
             nodes: model.hinges.iter().flat_map(hinge_nodes).collect(),
         };
-        let plan = AssemblyPlan::new(n, &[triangles, hinges]);
+        let base_sets = [triangles, hinges];
+        let plan = AssemblyPlan::new(n, &base_sets);
         let matrix = BlockCsr::zeros(plan.pattern.clone());
         let nt = model.triangles.len();
         let nh = model.hinges.len();
         System {
             coefficients: Coefficients::new(model, material),
             plan,
+            base_sets,
+            repulsions: Vec::new(),
+            repulsion_params: (0.0, material.stretch, material.stretch_damping),
+            repulsion_blocks: Vec::new(),
+            repulsion_rhs: Vec::new(),
             matrix,
             rhs: vec![Vec3::zeros(); n],
             triangle_blocks: vec![Mat3::zeros(); nt * 9],
@@ -159,13 +174,37 @@ impl System {
                 let ys = nodes.map(|i| y[i]);
                 write_element(&e, &vs, &ys, h, blocks, rhs);
             });
-        self.plan.gather_matrix(
-            &[&self.triangle_blocks, &self.hinge_blocks],
-            Some(&self.mass_blocks),
-            &mut self.matrix,
-        );
+        let (d, kr, kdr) = self.repulsion_params;
+        let repulsions = &self.repulsions;
+        self.repulsion_blocks
+            .par_chunks_mut(16)
+            .zip(self.repulsion_rhs.par_chunks_mut(4))
+            .enumerate()
+            .for_each(|(k, (blocks, rhs))| {
+                let r = &repulsions[k];
+                let xs = r.nodes.map(|i| x[i]);
+                let vs = r.nodes.map(|i| v[i]);
+                let e = repulsion_forces(r, &xs, &vs, d, kr, kdr, mode);
+                let ys = r.nodes.map(|i| y[i]);
+                write_element(&e, &vs, &ys, h, blocks, rhs);
+            });
+        let blocks: Vec<&[Mat3]> = if self.repulsions.is_empty() {
+            vec![&self.triangle_blocks, &self.hinge_blocks]
+        } else {
+            vec![
+                &self.triangle_blocks,
+                &self.hinge_blocks,
+                &self.repulsion_blocks,
+            ]
+        };
         self.plan
-            .gather_vector(&[&self.triangle_rhs, &self.hinge_rhs], &mut self.rhs);
+            .gather_matrix(&blocks, Some(&self.mass_blocks), &mut self.matrix);
+        let vectors: Vec<&[Vec3]> = if self.repulsions.is_empty() {
+            vec![&self.triangle_rhs, &self.hinge_rhs]
+        } else {
+            vec![&self.triangle_rhs, &self.hinge_rhs, &self.repulsion_rhs]
+        };
+        self.plan.gather_vector(&vectors, &mut self.rhs);
         self.rhs
             .par_iter_mut()
             .zip(model.mass.par_iter())
@@ -174,6 +213,31 @@ impl System {
 }
 
 impl System {
+    /// Sets this step's self-contact springs (Baraff §6) with repulsion distance `d` (m);
+    /// rebuilds the sparsity pattern and gather plan only when the coupled particles change.
+    pub fn set_repulsions(&mut self, n: usize, repulsions: Vec<Repulsion>, d: f64) {
+        self.repulsion_params.0 = d;
+        let old: Vec<[usize; 4]> = self.repulsions.iter().map(|r| r.nodes).collect();
+        let new: Vec<[usize; 4]> = repulsions.iter().map(|r| r.nodes).collect();
+        self.repulsions = repulsions;
+        self.repulsion_blocks
+            .resize(self.repulsions.len() * 16, Mat3::zeros());
+        self.repulsion_rhs
+            .resize(self.repulsions.len() * 4, Vec3::zeros());
+        if old == new {
+            return;
+        }
+        let mut sets = self.base_sets.to_vec();
+        if !new.is_empty() {
+            sets.push(ElementSet {
+                arity: 4,
+                nodes: new.iter().flatten().copied().collect(),
+            });
+        }
+        self.plan = AssemblyPlan::new(n, &sets);
+        self.matrix = BlockCsr::zeros(self.plan.pattern.clone());
+    }
+
     /// Adds per-particle implicit terms after [`System::assemble`]: for each
     /// `(i, K, f)`, a force `f` at the start of the step with `∂f/∂v = −K`, so
     /// `A_ii += h K` and `b_i += h f` (used for sliding friction).

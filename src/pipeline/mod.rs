@@ -19,6 +19,7 @@ pub mod step_control;
 pub use params::SolverParams;
 
 use crate::collision::contact::Contact;
+use crate::collision::self_contact::SelfCollision;
 use crate::collision::{BodyContacts, BodyState};
 use crate::error::{Error, Result};
 use crate::forces::deformation::Deformation;
@@ -52,6 +53,12 @@ pub struct FrameStats {
     pub max_strain: f64,
     /// Body contacts at the last step of the frame.
     pub contacts: usize,
+    /// Most cloth self-contact springs in one step of the frame.
+    pub self_contacts: usize,
+    /// Steps accepted although a particle passed through the cloth, because even steps of
+    /// `max_step / 256` could not avoid it (cloth pressed into itself against a body, where
+    /// the body constraint holds both layers in one plane). 0 in normal runs.
+    pub self_crossings: usize,
 }
 
 /// The state of one garment's simulation and the buffers reused by every step.
@@ -73,6 +80,7 @@ pub struct Simulator {
     bodies: Vec<BodyState>,
     contacts: BodyContacts,
     impulses: Vec<Vec3>,
+    self_collision: Option<SelfCollision>,
     /// Frame number at time 0 and frames per second, to sample body animations.
     clock: (f64, f64),
 }
@@ -85,6 +93,8 @@ enum Rejection {
     Stretch,
     /// A particle ended deeper inside a body than 10% of its thickness.
     Contact,
+    /// A particle passed through the cloth.
+    SelfCrossing,
 }
 
 impl Simulator {
@@ -102,6 +112,10 @@ impl Simulator {
             params.max_grow_wait,
         );
         let x = model.positions.clone();
+        let self_collision = params.self_collision.then(|| {
+            let mean_edge = mean_rest_edge(&model);
+            SelfCollision::new(&model, material.thickness.min(0.25 * mean_edge))
+        });
         let stretch_before = vec![[0.0; 2]; model.triangles.len()];
         Simulator {
             params,
@@ -120,6 +134,7 @@ impl Simulator {
             bodies: Vec::new(),
             contacts: BodyContacts::default(),
             impulses: Vec::new(),
+            self_collision,
             clock: (0.0, 24.0),
         }
     }
@@ -213,6 +228,7 @@ impl Simulator {
                             Rejection::Solve => "the linear solve did not converge",
                             Rejection::Stretch => "the cloth stretch kept jumping",
                             Rejection::Contact => "cloth kept ending up inside a body",
+                            Rejection::SelfCrossing => "the cloth kept passing through itself",
                         };
                         return Err(Error::Simulation(format!(
                             "at t = {:.4} s {reason} even at the minimum step {} s; \
@@ -240,6 +256,12 @@ impl Simulator {
         if !self.bodies.is_empty() {
             self.detect_contacts(h);
         }
+        if let Some(sc) = &mut self.self_collision {
+            let repulsions = sc.detect(&self.x);
+            stats.self_contacts = stats.self_contacts.max(repulsions.len());
+            let d = sc.distance;
+            self.system.set_repulsions(self.x.len(), repulsions, d);
+        }
         let mut result = self.solve(h, JacobianMode::System);
         stats.cg_iterations += result.iterations;
         if !result.converged && result.iterations < self.params.cg_max_iterations {
@@ -260,7 +282,10 @@ impl Simulator {
             let pins = self.constraints.len() - self.contacts.contacts.len();
             self.impulses = all[pins..].to_vec();
         }
-        self.check_and_advance(h)?;
+        let tolerate_crossing = h <= self.params.max_step / 256.0;
+        if self.check_and_advance(h, tolerate_crossing)? {
+            stats.self_crossings += 1;
+        }
         if !self.bodies.is_empty() {
             self.contacts.remember(&self.impulses, &self.v, h);
         }
@@ -333,8 +358,10 @@ impl Simulator {
     }
 
     /// Proposes `v₁ = v₀ + Δv`, `x₁ = x₀ + h v₁ + y`; accepts it unless a triangle's
-    /// stretch jumps (Baraff §7) or a value is not finite.
-    fn check_and_advance(&mut self, h: f64) -> Result<(), Rejection> {
+    /// stretch jumps (Baraff §7), a value is not finite, a particle ends inside a body, or a
+    /// particle passes through the cloth (unless `tolerate_crossing`). Returns whether an
+    /// accepted step had a crossing.
+    fn check_and_advance(&mut self, h: f64, tolerate_crossing: bool) -> Result<bool, Rejection> {
         let x_new: Vec<Vec3> = self
             .x
             .par_iter()
@@ -361,6 +388,15 @@ impl Simulator {
         if jump {
             return Err(Rejection::Stretch);
         }
+        let mut crossed = false;
+        if let Some(sc) = &mut self.self_collision {
+            if sc.crosses(&shifted, &x_new) {
+                if !tolerate_crossing {
+                    return Err(Rejection::SelfCrossing);
+                }
+                crossed = true;
+            }
+        }
         if !self.bodies.is_empty() {
             let after = BodyContacts::max_penetration(&self.bodies, &x_new);
             if after > 0.1 && after > self.max_penetration() {
@@ -376,8 +412,22 @@ impl Simulator {
         }
         self.x = x_new;
         self.time += h;
-        Ok(())
+        Ok(crossed)
     }
+}
+
+/// Mean rest length of the triangles' edges (m), from their rest UVs.
+fn mean_rest_edge(model: &ClothModel) -> f64 {
+    let total: f64 = model
+        .rest
+        .iter()
+        .map(|r| {
+            (0..3)
+                .map(|k| (r.uv[(k + 1) % 3] - r.uv[k]).norm())
+                .sum::<f64>()
+        })
+        .sum();
+    total / (3 * model.rest.len()).max(1) as f64
 }
 
 /// `(‖w_u‖, ‖w_v‖)` of every triangle (Baraff eq. 9, [`Deformation`]).

@@ -1,0 +1,334 @@
+//! Cloth self-collision (Baraff §6): stiff damped repulsion springs between cloth
+//! features closer than a distance `d`, in the implicit system with their Jacobians, and a
+//! continuous check that rejects a step in which a particle crosses the cloth.
+//!
+//! ```text
+//! point–triangle  p, (a, b, c):  q = w_a a + w_b b + w_c c  closest point at the step start
+//! edge–edge       (a, b), (c, e): closest points a + s(b − a), c + u(e − c)
+//! C(x) = n · Σ_k γ_k x_k − d,   γ = (1, −w_a, −w_b, −w_c)  or  (1 − s, s, −(1 − u), −u)
+//! ```
+//! `n` (the unit separation direction) and the weights `γ` are frozen at detection, so `C`
+//! is linear in `x`: `∂C/∂x_k = γ_k n`, `∂²C = 0`, and the spring `E = ½ k C²` has the exact,
+//! symmetric, negative semi-definite Jacobian `−k (∂C/∂x)(∂C/∂x)ᵀ` — a linear spring, as
+//! Baraff's cloth/cloth contacts. Damping `−k_d (∂C/∂x) Ċ` damps approach only along `n`.
+use super::bvh::{Aabb, Bvh};
+use super::geometry::{closest_point_barycentric, point_triangle_ccd};
+use crate::forces::condition::{condition_forces, ConditionEval};
+use crate::forces::{ElementForces, JacobianMode};
+use crate::model::ClothModel;
+use crate::Vec3;
+use rayon::prelude::*;
+use std::collections::HashSet;
+
+/// One repulsion spring between four particles.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Repulsion {
+    /// Particles: `[p, a, b, c]` (point–triangle) or `[a, b, c, e]` (edge–edge).
+    pub nodes: [usize; 4],
+    /// Weights `γ_k` of the condition.
+    pub gamma: [f64; 4],
+    /// Frozen unit separation direction `n`.
+    pub normal: Vec3,
+}
+
+/// Force and Jacobians of a repulsion spring with rest distance `d`, stiffness `k` (N/m) and
+/// damping `kd` (N·s/m). The spring only pushes: zero when `C ≥ 0` at `x`.
+pub fn repulsion_forces(
+    r: &Repulsion,
+    x: &[Vec3; 4],
+    v: &[Vec3; 4],
+    d: f64,
+    k: f64,
+    kd: f64,
+    mode: JacobianMode,
+) -> ElementForces<4> {
+    let mut eval = ConditionEval::<4, 1>::zero();
+    eval.c[0] = (0..4)
+        .map(|i| r.gamma[i] * r.normal.dot(&x[i]))
+        .sum::<f64>()
+        - d;
+    if eval.c[0] >= 0.0 {
+        return ElementForces::zero();
+    }
+    for i in 0..4 {
+        eval.dc[0][i] = r.gamma[i] * r.normal;
+    }
+    condition_forces(&eval, v, k, kd, [false], mode)
+}
+
+/// Closest points of segments `p1 q1` and `p2 q2` as parameters `(s, u)` in `[0, 1]`
+/// (Ericson, *Real-Time Collision Detection* §5.1.9).
+pub fn segment_closest_params(p1: Vec3, q1: Vec3, p2: Vec3, q2: Vec3) -> (f64, f64) {
+    let d1 = q1 - p1;
+    let d2 = q2 - p2;
+    let r = p1 - p2;
+    let a = d1.dot(&d1);
+    let e = d2.dot(&d2);
+    let f = d2.dot(&r);
+    if a <= 1e-300 && e <= 1e-300 {
+        return (0.0, 0.0);
+    }
+    if a <= 1e-300 {
+        return (0.0, (f / e).clamp(0.0, 1.0));
+    }
+    let c = d1.dot(&r);
+    if e <= 1e-300 {
+        return ((-c / a).clamp(0.0, 1.0), 0.0);
+    }
+    let b = d1.dot(&d2);
+    let denom = a * e - b * b;
+    let mut s = if denom > 1e-300 {
+        ((b * f - c * e) / denom).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let mut u = (b * s + f) / e;
+    if u < 0.0 {
+        u = 0.0;
+        s = (-c / a).clamp(0.0, 1.0);
+    } else if u > 1.0 {
+        u = 1.0;
+        s = ((b - c) / a).clamp(0.0, 1.0);
+    }
+    (s, u)
+}
+
+/// Self-collision detection over one garment.
+#[derive(Debug, Clone)]
+pub struct SelfCollision {
+    triangles: Vec<[usize; 3]>,
+    edges: Vec<[usize; 2]>,
+    /// Repulsion distance `d` (m).
+    pub distance: f64,
+    tri_bvh: Bvh,
+    edge_bvh: Bvh,
+}
+
+impl SelfCollision {
+    /// Prepares self-collision of `model` with repulsion distance `distance`.
+    pub fn new(model: &ClothModel, distance: f64) -> Self {
+        let mut set = HashSet::new();
+        for t in &model.triangles {
+            for k in 0..3 {
+                let (a, b) = (t[k], t[(k + 1) % 3]);
+                set.insert([a.min(b), a.max(b)]);
+            }
+        }
+        let mut edges: Vec<[usize; 2]> = set.into_iter().collect();
+        edges.sort_unstable();
+        let x = &model.positions;
+        let tri_boxes = boxes(&model.triangles, x, x, distance);
+        let edge_boxes = boxes(&edges, x, x, distance);
+        SelfCollision {
+            triangles: model.triangles.clone(),
+            tri_bvh: Bvh::build(&tri_boxes),
+            edge_bvh: Bvh::build(&edge_boxes),
+            edges,
+            distance,
+        }
+    }
+
+    /// Repulsion springs for every point–triangle and edge–edge pair closer than the
+    /// distance at positions `x`, in a deterministic order.
+    pub fn detect(&mut self, x: &[Vec3]) -> Vec<Repulsion> {
+        let d = self.distance;
+        self.tri_bvh.refit(&boxes(&self.triangles, x, x, d));
+        self.edge_bvh.refit(&boxes(&self.edges, x, x, d));
+        let tris = &self.triangles;
+        let mut out: Vec<Repulsion> = (0..x.len())
+            .into_par_iter()
+            .flat_map_iter(|p| {
+                let mut found = Vec::new();
+                let q = Aabb {
+                    min: x[p],
+                    max: x[p],
+                };
+                self.tri_bvh.query(&q, |t| {
+                    let [a, b, c] = tris[t];
+                    if p == a || p == b || p == c {
+                        return;
+                    }
+                    let w = closest_point_barycentric(x[p], x[a], x[b], x[c]);
+                    let qp = x[a] * w[0] + x[b] * w[1] + x[c] * w[2];
+                    let sep = x[p] - qp;
+                    let dist = sep.norm();
+                    if dist < d && dist > 1e-12 * d {
+                        found.push(Repulsion {
+                            nodes: [p, a, b, c],
+                            gamma: [1.0, -w[0], -w[1], -w[2]],
+                            normal: sep / dist,
+                        });
+                    }
+                });
+                found
+            })
+            .collect();
+        let edges = &self.edges;
+        let ee: Vec<Repulsion> = (0..edges.len())
+            .into_par_iter()
+            .flat_map_iter(|i| {
+                let mut found = Vec::new();
+                let [a, b] = edges[i];
+                let mut q = Aabb::empty();
+                q.include(x[a]);
+                q.include(x[b]);
+                self.edge_bvh.query(&q, |j| {
+                    let [c, e] = edges[j];
+                    if j <= i || c == a || c == b || e == a || e == b {
+                        return;
+                    }
+                    let (s, u) = segment_closest_params(x[a], x[b], x[c], x[e]);
+                    // Endpoint-closest pairs are point–triangle contacts already.
+                    if !(1e-6..=1.0 - 1e-6).contains(&s) || !(1e-6..=1.0 - 1e-6).contains(&u) {
+                        return;
+                    }
+                    let sep = (x[a] + (x[b] - x[a]) * s) - (x[c] + (x[e] - x[c]) * u);
+                    let dist = sep.norm();
+                    if dist < d && dist > 1e-12 * d {
+                        found.push(Repulsion {
+                            nodes: [a, b, c, e],
+                            gamma: [1.0 - s, s, -(1.0 - u), -u],
+                            normal: sep / dist,
+                        });
+                    }
+                });
+                found
+            })
+            .collect();
+        out.extend(ee);
+        out
+    }
+
+    /// True if some particle's straight path `x0 → x1` passes through a cloth triangle
+    /// not containing it (a self-intersection the repulsion did not prevent).
+    pub fn crosses(&mut self, x0: &[Vec3], x1: &[Vec3]) -> bool {
+        self.tri_bvh.refit(&boxes(&self.triangles, x0, x1, 0.0));
+        let tris = &self.triangles;
+        (0..x0.len()).into_par_iter().any(|p| {
+            let mut q = Aabb::empty();
+            q.include(x0[p]);
+            q.include(x1[p]);
+            let mut hit = false;
+            self.tri_bvh.query(&q, |t| {
+                let [a, b, c] = tris[t];
+                if hit || p == a || p == b || p == c {
+                    return;
+                }
+                hit = point_triangle_ccd(
+                    [x0[p], x1[p]],
+                    [x0[a], x1[a]],
+                    [x0[b], x1[b]],
+                    [x0[c], x1[c]],
+                    0.0,
+                )
+                .is_some_and(|t| t > 0.0);
+            });
+            hit
+        })
+    }
+}
+
+/// Boxes of elements over positions `x0` and `x1`, inflated by `r`.
+fn boxes<const N: usize>(elements: &[[usize; N]], x0: &[Vec3], x1: &[Vec3], r: f64) -> Vec<Aabb> {
+    elements
+        .par_iter()
+        .map(|e| {
+            let mut b = Aabb::empty();
+            for &i in e {
+                b.include(x0[i]);
+                b.include(x1[i]);
+            }
+            b.inflate(r)
+        })
+        .collect()
+}
+
+/// Symmetric part check helper for tests: `‖J − Jᵀ‖∞`.
+#[cfg(test)]
+fn asymmetry(j: &[[crate::Mat3; 4]; 4]) -> f64 {
+    let mut m: f64 = 0.0;
+    for a in 0..4 {
+        for b in 0..4 {
+            m = m.max((j[a][b] - j[b][a].transpose()).amax());
+        }
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repulsion_matches_finite_differences_and_only_pushes() {
+        let x = [
+            Vec3::new(0.2, 0.3, 0.001),
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::new(1.0, 0.0, 0.0),
+            Vec3::new(0.0, 1.0, 0.0),
+        ];
+        let v = [
+            Vec3::new(0.1, -0.2, -0.5),
+            Vec3::new(0.0, 0.1, 0.2),
+            Vec3::new(-0.1, 0.0, 0.3),
+            Vec3::new(0.05, 0.0, 0.1),
+        ];
+        let w = closest_point_barycentric(x[0], x[1], x[2], x[3]);
+        let r = Repulsion {
+            nodes: [0, 1, 2, 3],
+            gamma: [1.0, -w[0], -w[1], -w[2]],
+            normal: Vec3::z(),
+        };
+        let (d, k, kd) = (0.004, 5e3, 5.0);
+        let e = repulsion_forces(&r, &x, &v, d, k, kd, JacobianMode::Exact);
+        // Pushes the point away from the triangle (+z), equal and opposite on the triangle.
+        assert!(e.f[0].z > 0.0);
+        let total: Vec3 = e.f.iter().sum();
+        assert!(total.norm() < 1e-12 * e.f[0].norm());
+        let force = |x: &[Vec3; 4], v: &[Vec3; 4]| {
+            repulsion_forces(&r, x, v, d, k, kd, JacobianMode::Exact).f
+        };
+        let h = 1e-7;
+        let mut worst: f64 = 0.0;
+        for b in 0..4 {
+            for j in 0..3 {
+                let (mut xp, mut xm, mut vp, mut vm) = (x, x, v, v);
+                xp[b][j] += h;
+                xm[b][j] -= h;
+                vp[b][j] += h;
+                vm[b][j] -= h;
+                let (fp, fm, gp, gm) = (
+                    force(&xp, &v),
+                    force(&xm, &v),
+                    force(&x, &vp),
+                    force(&x, &vm),
+                );
+                for a in 0..4 {
+                    let dx = (fp[a] - fm[a]) / (2.0 * h);
+                    let dv = (gp[a] - gm[a]) / (2.0 * h);
+                    worst = worst.max((dx - e.dfdx[a][b].column(j)).amax() / e.dfdx[0][0].amax());
+                    worst = worst.max((dv - e.dfdv[a][b].column(j)).amax() / e.dfdv[0][0].amax());
+                }
+            }
+        }
+        assert!(worst < 1e-6, "relative FD error {worst}");
+        assert!(asymmetry(&e.dfdx) < 1e-9 && asymmetry(&e.dfdv) < 1e-9);
+        // Beyond the distance: no force.
+        let far = [x[0] + Vec3::new(0.0, 0.0, 0.01), x[1], x[2], x[3]];
+        assert_eq!(
+            repulsion_forces(&r, &far, &v, d, k, kd, JacobianMode::Exact).f,
+            [Vec3::zeros(); 4]
+        );
+    }
+
+    #[test]
+    fn segment_closest_params_find_the_common_perpendicular() {
+        let (s, u) = segment_closest_params(
+            Vec3::new(-1.0, 0.0, 0.0),
+            Vec3::new(1.0, 0.0, 0.0),
+            Vec3::new(0.5, -1.0, 0.2),
+            Vec3::new(0.5, 1.0, 0.2),
+        );
+        assert!((s - 0.75).abs() < 1e-12 && (u - 0.5).abs() < 1e-12);
+    }
+}
