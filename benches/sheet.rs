@@ -1,5 +1,6 @@
 //! `cargo bench`: the two-corner sheet of Baraff fig. 2 at 500, 900, 2,600 and 7,400
-//! particles, ms per frame and CG iterations per step (one JSON line per size), plus the
+//! particles, ms per frame and CG iterations per step (one JSON line per size), the drape
+//! over a sphere of Baraff fig. 1 with the collision-detection shares, and the
 //! bend-stiffness sweep of Baraff §8 (run time at bend ×0.1 … ×1000 relative to ×1).
 use drape::bench;
 use drape::scene::Material;
@@ -17,6 +18,12 @@ fn main() {
             Ok(r) => println!("{}", serde_json::to_string(&r).unwrap_or_default()),
             Err(e) => println!("{{\"name\":\"sheet {side}x{side}\",\"error\":\"{e}\"}}"),
         }
+    }
+    // Baraff fig. 1: the drape over a sphere, with the share of collision detection.
+    let (g, sphere) = bench::drape_over_sphere(51);
+    match bench::run_scene(&g, &[sphere], &material, &params, 24.0, frames) {
+        Ok(r) => println!("{}", serde_json::to_string(&r).unwrap_or_default()),
+        Err(e) => println!("{{\"name\":\"drape\",\"error\":\"{e}\"}}"),
     }
     // Baraff §8: bend stiffness ×10,000 changed run time by under 5%.
     let g = bench::sheet(51);

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::fixtures::{SheetPlane, SheetSpec};
 use crate::model::{ClothModel, UvScale};
 use crate::pipeline::{Simulator, SolverParams};
-use crate::scene::{Garment, Material, UpAxis};
+use crate::scene::{Body, Garment, Material, UpAxis};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -30,6 +30,10 @@ pub struct BenchResult {
     pub rejections: usize,
     /// Largest stretch strain at the end (max |‖w‖ − 1|).
     pub final_max_strain: f64,
+    /// Share of the run time spent on cloth–solid collision detection (Baraff's C/S).
+    pub cloth_solid_share: f64,
+    /// Share of the run time spent on cloth self-collision detection (Baraff's C/C).
+    pub cloth_cloth_share: f64,
 }
 
 /// Simulates `garment` for `frames` frames at `fps` with `material` and times it.
@@ -40,16 +44,32 @@ pub fn run_garment(
     fps: f64,
     frames: usize,
 ) -> Result<BenchResult> {
+    run_scene(garment, &[], material, params, fps, frames)
+}
+
+/// Simulates `garment` against `bodies` for `frames` frames and times it.
+pub fn run_scene(
+    garment: &Garment,
+    bodies: &[Body],
+    material: &Material,
+    params: &SolverParams,
+    fps: f64,
+    frames: usize,
+) -> Result<BenchResult> {
     let model = ClothModel::build(garment, UvScale::Auto, material.density)?;
     let particles = model.len();
-    let mut sim = Simulator::new(model, material, &garment.pin, params.clone());
+    let mut sim = Simulator::new(model, material, &garment.pin, params.clone())
+        .with_bodies(bodies, material, 0.0, fps)?;
     let started = Instant::now();
     let (mut steps, mut cg, mut rejections) = (0, 0, 0);
+    let (mut solid, mut cloth) = (0.0, 0.0);
     for _ in 0..frames {
         let s = sim.advance(1.0 / fps)?;
         steps += s.steps;
         cg += s.cg_iterations;
         rejections += s.rejections;
+        solid += s.cloth_solid_seconds;
+        cloth += s.cloth_cloth_seconds;
     }
     let seconds = started.elapsed().as_secs_f64();
     Ok(BenchResult {
@@ -61,7 +81,25 @@ pub fn run_garment(
         cg_per_step: cg as f64 / steps.max(1) as f64,
         rejections,
         final_max_strain: sim.max_strain(),
+        cloth_solid_share: solid / seconds,
+        cloth_cloth_share: cloth / seconds,
     })
+}
+
+/// Baraff fig. 1: a 1.4 m square of `side × side` particles, flat, falling from 10 cm above
+/// onto a sphere of radius 0.35 m.
+pub fn drape_over_sphere(side: usize) -> (Garment, Body) {
+    let g = crate::fixtures::sheet(&SheetSpec {
+        name: format!("drape_{side}x{side}"),
+        n: side,
+        size: 1.4,
+        plane: SheetPlane::Horizontal,
+        pins: crate::fixtures::SheetPins::None,
+        offset: crate::Vec3::new(0.0, 0.45, 0.0),
+        ..SheetSpec::default()
+    });
+    let sphere = crate::fixtures::bodies::sphere(crate::Vec3::zeros(), 0.35, 24, 48);
+    (g, sphere)
 }
 
 /// Side lengths (particles per side) of the standard sheets: 22² ≈ 500, 30² = 900,

@@ -20,18 +20,8 @@ fn params() -> SolverParams {
 #[test]
 fn sheet_drapes_over_a_sphere_without_sinking_in() {
     // Baraff fig. 1: a square sheet of 2,601 particles falls onto a sphere and settles.
-    let g = sheet(&SheetSpec {
-        name: "Drape".into(),
-        n: 51,
-        size: 1.4,
-        plane: SheetPlane::Horizontal,
-        uv: SheetUv::Unit,
-        pins: SheetPins::None,
-        seam: false,
-        offset: Vec3::new(0.0, 0.45, 0.0),
-    });
+    let (g, sphere) = drape::bench::drape_over_sphere(51);
     let radius = 0.35;
-    let sphere = bodies::sphere(Vec3::zeros(), radius, 24, 48);
     let material = Material::preset("cotton").unwrap();
     let mut sim = simulator(&g, &material, &[sphere], params());
     let mut worst: f64 = 0.0;

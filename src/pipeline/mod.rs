@@ -31,6 +31,7 @@ use crate::scene::{Body, Material};
 use crate::{Mat3, Vec3};
 use assemble::System;
 use rayon::prelude::*;
+use std::time::Instant;
 use step_control::StepControl;
 
 /// Solver figures of one frame (SPEC `--report`, progress events).
@@ -55,6 +56,12 @@ pub struct FrameStats {
     pub contacts: usize,
     /// Most cloth self-contact springs in one step of the frame.
     pub self_contacts: usize,
+    /// Wall-clock seconds spent detecting cloth–body contacts and checking penetration
+    /// (Baraff table 1's "C/S" share), rejected steps included.
+    pub cloth_solid_seconds: f64,
+    /// Wall-clock seconds spent detecting cloth self-contacts and checking crossings
+    /// (Baraff table 1's "C/C" share), rejected steps included.
+    pub cloth_cloth_seconds: f64,
     /// Steps accepted although a particle passed through the cloth, because even steps of
     /// `max_step / 256` could not avoid it (cloth pressed into itself against a body, where
     /// the body constraint holds both layers in one plane). 0 in normal runs.
@@ -81,6 +88,8 @@ pub struct Simulator {
     contacts: BodyContacts,
     impulses: Vec<Vec3>,
     self_collision: Option<SelfCollision>,
+    /// Seconds of cloth–solid and cloth–cloth collision work not yet reported.
+    collision_time: [f64; 2],
     /// Frame number at time 0 and frames per second, to sample body animations.
     clock: (f64, f64),
 }
@@ -135,6 +144,7 @@ impl Simulator {
             contacts: BodyContacts::default(),
             impulses: Vec::new(),
             self_collision,
+            collision_time: [0.0; 2],
             clock: (0.0, 24.0),
         }
     }
@@ -243,6 +253,8 @@ impl Simulator {
         self.time = end;
         stats.max_strain = self.max_strain();
         stats.contacts = self.contacts.contacts.len();
+        [stats.cloth_solid_seconds, stats.cloth_cloth_seconds] =
+            std::mem::take(&mut self.collision_time);
         Ok(stats)
     }
 
@@ -254,13 +266,17 @@ impl Simulator {
         self.constrain_pins();
         self.y.iter_mut().for_each(|y| *y = Vec3::zeros());
         if !self.bodies.is_empty() {
+            let clock = Instant::now();
             self.detect_contacts(h);
+            self.collision_time[0] += clock.elapsed().as_secs_f64();
         }
         if let Some(sc) = &mut self.self_collision {
+            let clock = Instant::now();
             let repulsions = sc.detect(&self.x);
             stats.self_contacts = stats.self_contacts.max(repulsions.len());
             let d = sc.distance;
             self.system.set_repulsions(self.x.len(), repulsions, d);
+            self.collision_time[1] += clock.elapsed().as_secs_f64();
         }
         let mut result = self.solve(h, JacobianMode::System);
         stats.cg_iterations += result.iterations;
@@ -390,7 +406,10 @@ impl Simulator {
         }
         let mut crossed = false;
         if let Some(sc) = &mut self.self_collision {
-            if sc.crosses(&shifted, &x_new) {
+            let clock = Instant::now();
+            let crosses = sc.crosses(&shifted, &x_new);
+            self.collision_time[1] += clock.elapsed().as_secs_f64();
+            if crosses {
                 if !tolerate_crossing {
                     return Err(Rejection::SelfCrossing);
                 }
@@ -398,8 +417,11 @@ impl Simulator {
             }
         }
         if !self.bodies.is_empty() {
+            let clock = Instant::now();
             let after = BodyContacts::max_penetration(&self.bodies, &x_new);
-            if after > 0.1 && after > self.max_penetration() {
+            let worse = after > 0.1 && after > self.max_penetration();
+            self.collision_time[0] += clock.elapsed().as_secs_f64();
+            if worse {
                 return Err(Rejection::Contact);
             }
         }
