@@ -172,3 +172,32 @@ fn fast_limb_pushes_a_hanging_sheet_without_passing_through() {
         "the curtain was carried forward: max z {ahead}"
     );
 }
+
+#[test]
+fn garment_starting_inside_a_body_is_pushed_out_with_a_warning() {
+    // The drape sheet placed 1 cm below the top of the sphere: its middle starts inside.
+    let (mut g, sphere) = drape::bench::drape_over_sphere(31);
+    for p in &mut g.positions {
+        p.y = 0.34;
+    }
+    let material = Material::preset("cotton").unwrap();
+    let mut sim = simulator(&g, &material, &[sphere], params());
+    let warnings = sim.initial_warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("inside a body"));
+    assert!(sim.max_penetration() > 1.0);
+    for _ in 0..6 {
+        sim.advance(1.0 / 24.0).unwrap();
+        assert!(sim
+            .positions()
+            .iter()
+            .all(|p| p.iter().all(|c| c.is_finite())));
+    }
+    assert!(
+        sim.max_penetration() <= 0.1,
+        "pushed out: {}",
+        sim.max_penetration()
+    );
+    let top = sim.positions().iter().map(|p| p.y).fold(f64::MIN, f64::max);
+    assert!(top < 0.5, "no explosion: highest particle at {top} m");
+}

@@ -29,6 +29,9 @@ use rayon::prelude::*;
 
 /// Speed below which friction's viscous form is capped (m/s).
 const SLIP_EPS: f64 = 1e-3;
+/// Depth (m) down to which a particle found inside a body, right behind a face, is pushed
+/// back out (a garment placed intersecting its body).
+pub const DEEP_PUSH_OUT: f64 = 0.05;
 /// Relative tangential speed below which a sliding contact sticks again (m/s).
 const STICK_SPEED: f64 = 1e-2;
 
@@ -293,7 +296,10 @@ fn find_hit(bodies: &[BodyState], x0: Vec3, pred: Vec3, h: f64) -> Option<Hit> {
             let signed = (pred - q1).dot(&face_n);
             let mut ccd = false;
             let mut weights = w;
-            let near = dist < tau && signed > -tau.max((pred - x0).norm());
+            // Near: within the thickness at the end of the step; or already inside, right
+            // behind this face (its own projection) by up to DEEP_PUSH_OUT, to be pushed out.
+            let behind = signed < 0.0 && -signed >= 0.999 * dist && dist < DEEP_PUSH_OUT;
+            let near = (dist < tau && signed > -tau.max((pred - x0).norm())) || behind;
             if !near {
                 // Continuous test: the particle's path crosses the moving face.
                 let w0 = closest_point_barycentric(x0, c0[0], c0[1], c0[2]);

@@ -163,7 +163,25 @@ impl Simulator {
             .map(|b| BodyState::new(b, material.thickness, material.friction))
             .collect::<Result<_>>()?;
         self.clock = (start_frame, fps);
+        let (f0, _) = (start_frame, fps);
+        for b in &mut self.bodies {
+            b.advance_to(f0, f0);
+        }
         Ok(self)
+    }
+
+    /// Warnings about the initial state: particles that start inside a body (they are
+    /// pushed out over the first steps when less than 5 cm deep).
+    pub fn initial_warnings(&self) -> Vec<String> {
+        let depth = self.max_penetration();
+        if depth > 0.1 {
+            vec![format!(
+                "the garment starts inside a body (up to {:.1}× the thickness deep); it is pushed out over the first steps — move it clear of the body for a clean start",
+                depth
+            )]
+        } else {
+            Vec::new()
+        }
     }
 
     /// Contacts of the last step.
