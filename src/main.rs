@@ -1,8 +1,28 @@
 //! The `drape` binary: parse flags, run, print an error once, exit with SPEC's code.
+use clap::error::ErrorKind;
 use clap::Parser;
 
 fn main() {
-    let cli = drape::cli::Cli::parse();
+    let cli = match drape::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let shown = matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            );
+            let args: Vec<String> = std::env::args().collect();
+            if !shown && drape::cli::json_requested(&args) {
+                // A usage error of a JSON-progress run is a JSON event too (exit 2).
+                let text = e.render().to_string();
+                let message = text.trim().trim_start_matches("error: ");
+                drape::cli::progress::print_error(true, 2, message);
+                std::process::exit(2);
+            }
+            e.exit()
+        }
+    };
     let json = drape::cli::json_errors(&cli);
     if let Err(e) = drape::cli::run(&cli) {
         let code = e.exit_code();

@@ -1,23 +1,146 @@
-//! Point-cache writers behind one trait ([`CacheWriter`]).
+//! Point-cache writers behind one trait ([`CacheWriter`]): PC2, MDD, USD (`.usda`) and
+//! Houdini `.geo` sequences (SPEC "Outputs").
 //!
-//! Nothing is lost (SPEC "Outputs"): frames are appended to `<out>.partial` as they finish,
-//! with a header that is valid after every frame; [`CacheWriter::finish`] renames the
-//! partial file over `<out>`. On error or interrupt the partial cache of finished frames
-//! remains and an existing `<out>` is untouched.
+//! Every writer takes one frame at a time: one position per output point, in the garment's
+//! source vertex order and object-local space, already in the cache's axis convention
+//! (`--up` is applied by the caller). What a writer needs beyond the points — the start
+//! frame, fps, axis, topology — comes in one [`CacheMeta`].
+//!
+//! **Nothing is lost.** Frames go to `<out>.partial` as they finish; after every
+//! [`CacheWriter::write_frame`] the partial file is a complete, valid cache of the frames
+//! finished so far. [`CacheWriter::finish`] renames it over `<out>`. On error or interrupt
+//! the writer is dropped unfinished: the partial cache remains and an existing `<out>` is
+//! untouched. How each format keeps its partial file valid:
+//!
+//! | format | after each frame |
+//! |---|---|
+//! | PC2 | frame appended, then the header's sample count rewritten |
+//! | MDD | the file is rebuilt as `<out>.partial.tmp` and renamed over the partial (the time table in front of the data grows with every frame) |
+//! | USD | point sample appended before the closing braces; the extent sample fills a slot reserved up front; `endTimeCode` rewritten in place |
+//! | `.geo` | one complete file per frame, `<frame file>.partial`; all renamed at the end |
+//!
+//! If a write fails part-way (a full disk), the writer cuts the partial file back to its
+//! last valid state before returning the error.
+pub mod frame_pattern;
+pub mod houdini_geo;
+pub mod mdd;
 pub mod pc2;
+pub mod text;
+pub mod usd;
+
+#[cfg(test)]
+mod tests;
+
+pub use frame_pattern::FramePattern;
 
 use crate::error::{Error, Result};
+use crate::scene::{Garment, OutputFaces, UpAxis};
 use crate::Vec3;
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 /// A cache being written, one frame at a time.
 pub trait CacheWriter {
     /// Appends one frame: one position per output point, in source order.
     fn write_frame(&mut self, points: &[Vec3]) -> Result<()>;
-    /// Completes the cache and moves it to its final path.
+    /// Completes the cache and moves it to its final path; returns that path (for a
+    /// sequence, its pattern).
     fn finish(self: Box<Self>) -> Result<PathBuf>;
-    /// Path of the partial file being written.
+    /// Path of the partial file being written (for a sequence, the pattern of the partial
+    /// frame files).
     fn partial_path(&self) -> &Path;
+    /// Frames written so far.
+    fn frames_written(&self) -> usize;
+}
+
+/// What a writer needs to know besides the points of each frame.
+#[derive(Debug, Clone)]
+pub struct CacheMeta<'a> {
+    /// Garment name (the USD prim is named after it).
+    pub name: &'a str,
+    /// Points per frame (the garment's output points).
+    pub points: usize,
+    /// Frame number of the first sample.
+    pub start_frame: i32,
+    /// Samples the finished cache will hold (USD reserves room for them).
+    pub frames: usize,
+    /// Frames per second (MDD times, USD time codes per second).
+    pub fps: f64,
+    /// Axis convention of the written points (USD `upAxis`).
+    pub up: UpAxis,
+    /// Source polygons over output points with per-corner UVs (USD and `.geo` topology).
+    pub faces: Cow<'a, OutputFaces>,
+}
+
+impl<'a> CacheMeta<'a> {
+    /// The metadata of garment `g`'s cache of `frames` samples from `start_frame`.
+    pub fn for_garment(
+        g: &'a Garment,
+        start_frame: i32,
+        frames: usize,
+        fps: f64,
+        up: UpAxis,
+    ) -> Self {
+        CacheMeta {
+            name: &g.name,
+            points: g.output_points.len(),
+            start_frame,
+            frames,
+            fps,
+            up,
+            faces: output_faces(g),
+        }
+    }
+}
+
+/// The cache formats, chosen by the output path's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `.pc2`: [`pc2`].
+    Pc2,
+    /// `.mdd`: [`mdd`].
+    Mdd,
+    /// `.usda` / `.usd` (text): [`usd`].
+    Usda,
+    /// `.geo` with `$F` in the name, one JSON file per frame: [`houdini_geo`].
+    Geo,
+}
+
+impl Format {
+    /// The format of `out` by extension, or an input error naming the supported ones.
+    pub fn of(out: &Path) -> Result<Format> {
+        let ext = out
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(|e| e.to_ascii_lowercase())
+            .unwrap_or_default();
+        match ext.as_str() {
+            "pc2" => Ok(Format::Pc2),
+            "mdd" => Ok(Format::Mdd),
+            "usda" | "usd" => Ok(Format::Usda),
+            "geo" => Ok(Format::Geo),
+            "usdc" => Err(Error::input(
+                out,
+                None,
+                "this build writes USD as text only; use a .usda path (Pixar's usdcat converts \
+                 it: usdcat shirt.usda -o shirt.usdc)",
+            )),
+            "bgeo" | "sc" => Err(Error::input(
+                out,
+                None,
+                "binary Houdini geometry is not written by this build; use a JSON .geo sequence \
+                 such as shirt.$F4.geo",
+            )),
+            _ => Err(Error::input(
+                out,
+                None,
+                format!(
+                    "unknown cache format '.{ext}'; use .pc2, .mdd, .usda or a .geo sequence \
+                     with $F4 in the name"
+                ),
+            )),
+        }
+    }
 }
 
 /// `<out>.partial`.
@@ -27,45 +150,139 @@ pub fn partial_path(out: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// Checks up front that `out` can be written: its extension is a supported format, its
-/// directory exists, and it does not exist unless `force`.
-pub fn check_output(out: &Path, force: bool) -> Result<()> {
-    let ext = out
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(|e| e.to_ascii_lowercase())
-        .unwrap_or_default();
-    if ext != "pc2" {
-        return Err(Error::usage(format!(
-            "{}: output format '.{ext}' is not supported by this build; use a .pc2 path",
-            out.display()
-        )));
-    }
+/// Checks up front, before any simulation time is spent, that `out` can be written for
+/// frames `first..=last`: its extension is a supported format (a `.geo` sequence has a
+/// `$F` field in its file name), its directory exists and is writable, and it does not
+/// exist (for a sequence: none of its frame files) unless `force`.
+pub fn check_output(out: &Path, force: bool, (first, last): (i32, i32)) -> Result<()> {
+    let format = Format::of(out)?;
+    let pattern = match format {
+        Format::Geo => Some(FramePattern::parse(out)?),
+        _ => None,
+    };
     let dir = match out.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
     if !dir.is_dir() {
-        return Err(Error::usage(format!(
-            "{}: output directory {} does not exist; create it or choose another -o path",
-            out.display(),
-            dir.display()
-        )));
+        let what = if dir.exists() {
+            "is not a directory"
+        } else {
+            "does not exist"
+        };
+        return Err(Error::input(
+            out,
+            None,
+            format!(
+                "the output directory {} {what}; create it or choose another -o path",
+                dir.display()
+            ),
+        ));
     }
-    if out.exists() && !force {
-        return Err(Error::usage(format!(
-            "{} already exists; pass --force to overwrite it or choose another -o path",
-            out.display()
-        )));
+    probe_writable(out, &dir)?;
+    let existing = match &pattern {
+        Some(p) => (first..=last).map(|f| p.path(f)).find(|p| p.exists()),
+        None => Some(out.to_path_buf()).filter(|p| p.exists()),
+    };
+    if let Some(path) = existing {
+        if path.is_dir() {
+            return Err(Error::input(
+                &path,
+                None,
+                "is a directory; choose a file name for the -o path",
+            ));
+        }
+        if !force {
+            return Err(Error::input(
+                &path,
+                None,
+                "already exists; pass --force to overwrite it or choose another -o path",
+            ));
+        }
     }
     Ok(())
 }
 
-/// Opens a writer for `out` chosen by its extension.
-pub fn create(out: &Path, points: usize, start_frame: i32) -> Result<Box<dyn CacheWriter>> {
-    Ok(Box::new(pc2::Pc2Writer::create(
-        out,
-        points,
-        start_frame as f32,
-    )?))
+/// Creates and removes a probe file in `dir`: permissions, read-only mounts and the like
+/// show here rather than after the first simulated frame.
+fn probe_writable(out: &Path, dir: &Path) -> Result<()> {
+    let probe = dir.join(format!(".drape-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(Error::input(
+            out,
+            None,
+            format!(
+                "cannot write in the output directory {} ({e}); make it writable or choose \
+                 another -o path",
+                dir.display()
+            ),
+        )),
+    }
+}
+
+/// Opens a writer for `out` chosen by its extension (see [`Format::of`]).
+pub fn create(out: &Path, meta: &CacheMeta) -> Result<Box<dyn CacheWriter>> {
+    if meta.faces.points.iter().any(|&p| p >= meta.points) {
+        return Err(Error::Internal(format!(
+            "{}: a face references a point beyond the {} output points",
+            out.display(),
+            meta.points
+        )));
+    }
+    Ok(match Format::of(out)? {
+        Format::Pc2 => Box::new(pc2::Pc2Writer::create(
+            out,
+            meta.points,
+            meta.start_frame as f32,
+        )?),
+        Format::Mdd => Box::new(mdd::MddWriter::create(out, meta)?),
+        Format::Usda => Box::new(usd::UsdaWriter::create(out, meta)?),
+        Format::Geo => Box::new(houdini_geo::GeoWriter::create(out, meta)?),
+    })
+}
+
+/// The source polygons of `g` over its output points: the importer's
+/// [`Garment::output_faces`] if it gave them, else its triangles with each particle shown
+/// by its first output point (triangles of particles no output point shows are left out).
+pub fn output_faces(g: &Garment) -> Cow<'_, OutputFaces> {
+    if !g.output_faces.counts.is_empty() {
+        return Cow::Borrowed(&g.output_faces);
+    }
+    let mut first_point = vec![None; g.positions.len()];
+    for (k, &p) in g.output_points.iter().enumerate().rev() {
+        if let Some(slot) = first_point.get_mut(p) {
+            *slot = Some(k);
+        }
+    }
+    let mut faces = OutputFaces::default();
+    let with_uvs = g.corner_uvs.len() == g.triangles.len();
+    for (t, tri) in g.triangles.iter().enumerate() {
+        let corners: Option<Vec<usize>> = tri
+            .iter()
+            .map(|&p| first_point.get(p).copied().flatten())
+            .collect();
+        let Some(corners) = corners else { continue };
+        faces.counts.push(3);
+        faces.points.extend(corners);
+        if with_uvs {
+            faces.uvs.extend(g.corner_uvs[t]);
+        }
+    }
+    Cow::Owned(faces)
+}
+
+/// The error of a failed write to `path`.
+pub(crate) fn write_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Output {
+        path: path.to_path_buf(),
+        source,
+    }
 }

@@ -9,20 +9,26 @@
 //!        28  i32  number of samples
 //!        32  f32 x, y, z per point per sample, little-endian
 //! ```
-//! The sample count is rewritten after every frame so the partial file is always valid.
-use super::{partial_path, CacheWriter};
+//! Each frame is appended first and the header's sample count rewritten after, so the
+//! partial file is valid after every frame (a crash in between leaves a valid file that
+//! ignores the trailing frame). A failed write cuts the file back to its finished frames.
+use super::text::to_f32;
+use super::{partial_path, write_error, CacheWriter};
 use crate::error::{Error, Result};
 use crate::Vec3;
 use std::fs::File;
-use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+
+/// Header size in bytes.
+const HEADER: u64 = 32;
 
 /// Writes a PC2 file through `<out>.partial`.
 #[derive(Debug)]
 pub struct Pc2Writer {
     out: PathBuf,
     partial: PathBuf,
-    file: BufWriter<File>,
+    file: File,
     points: usize,
     samples: u32,
 }
@@ -31,30 +37,33 @@ impl Pc2Writer {
     /// Creates `<out>.partial` with a header for `points` points starting at `start_frame`.
     pub fn create(out: &Path, points: usize, start_frame: f32) -> Result<Self> {
         let partial = partial_path(out);
-        let io_err = |source| Error::Output {
-            path: partial.clone(),
-            source,
-        };
-        let file = File::create(&partial).map_err(io_err)?;
-        let mut file = BufWriter::new(file);
         let n = i32::try_from(points)
-            .map_err(|_| Error::usage(format!("{}: too many points for PC2", out.display())))?;
-        let mut header = Vec::with_capacity(32);
+            .map_err(|_| Error::input(out, None, "too many points for a PC2 file"))?;
+        let mut header = Vec::with_capacity(HEADER as usize);
         header.extend_from_slice(b"POINTCACHE2\0");
         header.extend_from_slice(&1i32.to_le_bytes());
         header.extend_from_slice(&n.to_le_bytes());
         header.extend_from_slice(&start_frame.to_le_bytes());
         header.extend_from_slice(&1.0f32.to_le_bytes());
         header.extend_from_slice(&0i32.to_le_bytes());
-        file.write_all(&header).map_err(io_err)?;
-        file.flush().map_err(io_err)?;
+        let err = write_error(&partial);
+        let mut file = File::create(&partial).map_err(&err)?;
+        file.write_all(&header).map_err(&err)?;
         Ok(Pc2Writer {
             out: out.to_path_buf(),
-            partial,
+            partial: partial.clone(),
             file,
             points,
             samples: 0,
         })
+    }
+
+    /// Appends the frame and bumps the header's count; the caller restores on error.
+    fn append(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.file.seek(SeekFrom::End(0))?;
+        self.file.write_all(buf)?;
+        self.file.seek(SeekFrom::Start(28))?;
+        self.file.write_all(&(self.samples + 1).to_le_bytes())
     }
 }
 
@@ -67,51 +76,37 @@ impl CacheWriter for Pc2Writer {
                 self.points
             )));
         }
-        let partial = self.partial.clone();
-        let io_err = |source| Error::Output {
-            path: partial.clone(),
-            source,
-        };
+        super::text::check_finite(points)?;
         let mut buf = Vec::with_capacity(points.len() * 12);
         for p in points {
-            for c in p.iter() {
-                buf.extend_from_slice(&(*c as f32).to_le_bytes());
+            for c in to_f32(p) {
+                buf.extend_from_slice(&c.to_le_bytes());
             }
         }
-        self.file.write_all(&buf).map_err(io_err)?;
+        if let Err(e) = self.append(&buf) {
+            // Back to the finished frames (a full disk frees the space again).
+            let valid = HEADER + u64::from(self.samples) * self.points as u64 * 12;
+            let _ = self.file.set_len(valid);
+            let _ = self.file.seek(SeekFrom::Start(28));
+            let _ = self.file.write_all(&self.samples.to_le_bytes());
+            return Err(write_error(&self.partial)(e));
+        }
         self.samples += 1;
-        // Frame data first, then the header's count: a crash in between leaves a valid
-        // file that simply ignores the trailing frame.
-        self.file.flush().map_err(io_err)?;
-        let f = self.file.get_mut();
-        f.seek(SeekFrom::Start(28)).map_err(io_err)?;
-        f.write_all(&self.samples.to_le_bytes()).map_err(io_err)?;
-        f.seek(SeekFrom::End(0)).map_err(io_err)?;
         Ok(())
     }
 
-    fn finish(mut self: Box<Self>) -> Result<PathBuf> {
-        let partial = self.partial.clone();
-        self.file.flush().map_err(|source| Error::Output {
-            path: partial.clone(),
-            source,
-        })?;
-        self.file
-            .get_ref()
-            .sync_all()
-            .map_err(|source| Error::Output {
-                path: partial.clone(),
-                source,
-            })?;
-        std::fs::rename(&self.partial, &self.out).map_err(|source| Error::Output {
-            path: self.out.clone(),
-            source,
-        })?;
+    fn finish(self: Box<Self>) -> Result<PathBuf> {
+        self.file.sync_all().map_err(write_error(&self.partial))?;
+        std::fs::rename(&self.partial, &self.out).map_err(write_error(&self.out))?;
         Ok(self.out.clone())
     }
 
     fn partial_path(&self) -> &Path {
         &self.partial
+    }
+
+    fn frames_written(&self) -> usize {
+        self.samples as usize
     }
 }
 
@@ -169,6 +164,7 @@ mod tests {
             assert_eq!(frames[k][0], [k as f32, 1.0, 2.0]);
             assert_eq!(frames[k][1], [-1.0, 0.5, k as f32]);
         }
+        assert_eq!(w.frames_written(), 3);
         assert!(!out.exists());
         w.finish().unwrap();
         assert!(out.exists() && !partial.exists());

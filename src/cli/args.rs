@@ -4,7 +4,16 @@ use std::path::PathBuf;
 
 /// drape — Baraff–Witkin cloth simulation: garments in, point caches out.
 #[derive(Debug, Parser)]
-#[command(name = "drape", version, about, long_about = None)]
+#[command(
+    name = "drape",
+    version,
+    about,
+    long_about = None,
+    after_help = "Exit codes: 0 success, 2 bad input or usage (the message names the file, the \
+                  object and the fix), 3 simulation failed (partial cache kept), 130 \
+                  interrupted by SIGINT/SIGTERM (partial cache kept), 1 internal error.\n\
+                  Run `drape <COMMAND> --help` for every flag and its default."
+)]
 pub struct Cli {
     /// The command to run.
     #[command(subcommand)]
@@ -71,7 +80,8 @@ pub enum ModelArg {
 /// `drape simulate`.
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
-    /// Scene: .gltf / .glb (USD, Houdini .geo and .json scene files come later).
+    /// Scene file: .gltf / .glb, .usda / .usdc / .usd, a Houdini .geo (JSON) or a .json
+    /// scene file.
     pub scene: PathBuf,
     /// Node / mesh name of a garment (repeatable). Default: meshes whose glTF extras mark
     /// them as garments (`drape.role = "garment"` or `drape_role`).
@@ -92,8 +102,11 @@ pub struct SimulateArgs {
     /// friction, thickness m) override cotton's.
     #[arg(long, value_name = "M", default_value = "cotton")]
     pub material: String,
-    /// Cache path; format by extension (.pc2 in this build); `{garment}` expands per
-    /// garment. Default: `<garment>.pc2` beside the scene.
+    /// Cache path; the extension picks the format: .pc2, .mdd, .usda (or .usd, USD text),
+    /// or a Houdini .geo sequence with $F or $F4 in the file name ('shirt.$F4.geo', one file
+    /// per frame). `{garment}` expands to each garment's name. Frames are written to
+    /// `<PATH>.partial` as they finish and renamed at the end. Default: `<garment>.pc2`
+    /// beside the scene.
     #[arg(short = 'o', long = "out", value_name = "PATH")]
     pub out: Option<PathBuf>,
     /// Axis convention of the written cache. Default: that of the garment's source file.
@@ -118,13 +131,18 @@ pub struct SimulateArgs {
     /// Worker threads. Default: all cores. Results are identical for any count.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
-    /// Progress display: bar on a terminal for `auto`, JSON lines on stderr for `json`.
+    /// Progress display on stderr (stdout stays free for command output). A first
+    /// SIGINT/SIGTERM (Ctrl-C) stops at the next frame boundary with exit code 130, a
+    /// second at once.
     #[arg(long, value_enum, default_value = "auto")]
     pub progress: ProgressMode,
-    /// Write a JSON report: per frame steps, CG iterations, residuals, rejections, seconds.
+    /// Write a JSON report to FILE, also when the bake fails or is interrupted: status,
+    /// outputs and per frame the steps, CG iterations, residuals, step rejections,
+    /// contacts and seconds (summed and per garment). Default: no report.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
-    /// Overwrite existing outputs (otherwise refuse with exit code 2).
+    /// Overwrite existing outputs. Default: refuse with exit code 2 if any output (for a
+    /// .geo sequence: any of its frame files) exists.
     #[arg(long)]
     pub force: bool,
 }
@@ -132,9 +150,10 @@ pub struct SimulateArgs {
 /// `drape inspect`.
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// Scene file (.gltf / .glb).
+    /// Scene file: .gltf / .glb, .usda / .usdc / .usd, a Houdini .geo (JSON) or a .json
+    /// scene file.
     pub scene: PathBuf,
-    /// Print JSON on stdout (SPEC "inspect --json").
+    /// Print JSON on stdout (SPEC "inspect --json"). Default: a readable summary.
     #[arg(long)]
     pub json: bool,
 }
@@ -148,7 +167,7 @@ pub struct BenchArgs {
     /// Frames to simulate per scene.
     #[arg(long, default_value_t = 24)]
     pub frames: usize,
-    /// Print JSON on stdout.
+    /// Print JSON on stdout. Default: a readable table.
     #[arg(long)]
     pub json: bool,
     /// Worker threads. Default: all cores.

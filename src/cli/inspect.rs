@@ -1,47 +1,87 @@
 //! `drape inspect`: what drape sees in a scene (SPEC "inspect --json").
+//!
+//! Every garment (meshes marked as garments, or a scene file's garments) with its welded
+//! vertex, triangle, panel, seam-edge and pinned counts and its UV problems; every body
+//! (every other mesh) with its vertex count and animation range (`frames`: first and last
+//! sample frame, rounded; `null` for a static body).
 use super::args::InspectArgs;
 use crate::error::{Error, Result};
 use crate::model::{ClothModel, UvScale};
-use serde_json::json;
+use crate::scene::{Body, Garment};
+use serde_json::{json, Value};
 
 /// Runs `drape inspect`.
 pub fn run(args: &InspectArgs) -> Result<()> {
-    let scene = crate::io::load_garments(&args.scene, &[])?;
-    let mut garments = Vec::new();
-    for g in &scene.garments {
-        let entry = match ClothModel::build(g, UvScale::Auto, 1.0) {
-            Ok(m) => json!({
-                "name": g.name, "vertices": m.len(), "triangles": m.triangles.len(),
-                "panels": m.panels, "seam_edges": m.seam_edges, "pinned": g.pinned_count(),
-                "uv_problems": [],
-            }),
-            Err(Error::Input { message, .. }) => json!({
-                "name": g.name, "vertices": g.positions.len(), "triangles": g.triangles.len(),
-                "panels": 0, "seam_edges": 0, "pinned": g.pinned_count(),
-                "uv_problems": [message],
-            }),
-            Err(e) => return Err(e),
-        };
-        garments.push(entry);
-    }
-    let out = json!({"garments": garments, "bodies": []});
+    let scene = crate::io::load_scene(&args.scene)?;
+    let garments = scene
+        .garments
+        .iter()
+        .map(garment_entry)
+        .collect::<Result<Vec<_>>>()?;
+    let bodies: Vec<Value> = scene.bodies.iter().map(body_entry).collect();
+    let out = json!({"garments": garments, "bodies": bodies});
     if args.json {
         println!("{out}");
     } else {
-        for g in out["garments"].as_array().into_iter().flatten() {
-            println!(
-                "garment {}: {} vertices, {} triangles, {} panels, {} seam edges, {} pinned",
-                g["name"].as_str().unwrap_or("?"),
-                g["vertices"],
-                g["triangles"],
-                g["panels"],
-                g["seam_edges"],
-                g["pinned"]
-            );
-            for p in g["uv_problems"].as_array().into_iter().flatten() {
-                println!("  UV problem: {}", p.as_str().unwrap_or("?"));
-            }
-        }
+        print_text(&out);
     }
     Ok(())
+}
+
+/// The `garments` entry of `g`: model counts, or the UV problem that stops the model.
+pub fn garment_entry(g: &Garment) -> Result<Value> {
+    Ok(match ClothModel::build(g, UvScale::Auto, 1.0) {
+        Ok(m) => json!({
+            "name": g.name, "vertices": m.len(), "triangles": m.triangles.len(),
+            "panels": m.panels, "seam_edges": m.seam_edges, "pinned": g.pinned_count(),
+            "uv_problems": [],
+        }),
+        Err(Error::Input { message, .. }) => json!({
+            "name": g.name, "vertices": g.positions.len(), "triangles": g.triangles.len(),
+            "panels": 0, "seam_edges": 0, "pinned": g.pinned_count(),
+            "uv_problems": [message],
+        }),
+        Err(e) => return Err(e),
+    })
+}
+
+/// The `bodies` entry of `b`.
+pub fn body_entry(b: &Body) -> Value {
+    let vertices = b.animation.positions.first().map_or(0, Vec::len);
+    let frames = match b.animation.frames.len() {
+        0 | 1 => Value::Null,
+        _ => {
+            let (first, last) = b.animation.range();
+            json!([first.round() as i64, last.round() as i64])
+        }
+    };
+    json!({"name": b.name, "vertices": vertices, "frames": frames})
+}
+
+fn print_text(out: &Value) {
+    for g in out["garments"].as_array().into_iter().flatten() {
+        println!(
+            "garment {}: {} vertices, {} triangles, {} panels, {} seam edges, {} pinned",
+            g["name"].as_str().unwrap_or("?"),
+            g["vertices"],
+            g["triangles"],
+            g["panels"],
+            g["seam_edges"],
+            g["pinned"]
+        );
+        for p in g["uv_problems"].as_array().into_iter().flatten() {
+            println!("  UV problem: {}", p.as_str().unwrap_or("?"));
+        }
+    }
+    for b in out["bodies"].as_array().into_iter().flatten() {
+        let frames = match b["frames"].as_array() {
+            Some(f) if f.len() == 2 => format!("animated over frames {}..{}", f[0], f[1]),
+            _ => "static".to_string(),
+        };
+        println!(
+            "body {}: {} vertices, {frames}",
+            b["name"].as_str().unwrap_or("?"),
+            b["vertices"]
+        );
+    }
 }

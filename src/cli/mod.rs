@@ -3,7 +3,9 @@
 pub mod args;
 pub mod bench;
 pub mod inspect;
+pub mod interrupt;
 pub mod progress;
+pub mod report;
 pub mod settings;
 pub mod simulate;
 
@@ -23,6 +25,14 @@ pub fn run(cli: &Cli) -> Result<()> {
 /// True if errors should be printed as JSON progress events.
 pub fn json_errors(cli: &Cli) -> bool {
     matches!(&cli.command, Command::Simulate(a) if a.progress == args::ProgressMode::Json)
+}
+
+/// True if the raw command line asks for JSON progress (`--progress json` or
+/// `--progress=json`): used for errors found before the flags parse.
+pub fn json_requested(args: &[String]) -> bool {
+    args.windows(2)
+        .any(|w| w[0] == "--progress" && w[1] == "json")
+        || args.iter().any(|a| a == "--progress=json")
 }
 
 /// Runs `f` on a rayon pool of `threads` workers (all cores when `None`).

@@ -109,10 +109,10 @@ impl Progress {
         }
     }
 
-    /// Clears the bar before an error is printed.
+    /// Clears the bar before an error is printed (the warnings printed above it stay).
     pub fn abandon(&self) {
         if let Some(bar) = &self.bar {
-            bar.abandon();
+            bar.finish_and_clear();
         }
     }
 }

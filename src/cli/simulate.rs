@@ -1,12 +1,22 @@
 //! `drape simulate`: read garments, check every output up front, simulate frame by frame,
 //! write each finished frame to the caches, report.
-use super::args::{IntegratorArg, ModelArg, SimulateArgs, UpArg};
+//!
+//! Order of work, so that bad input costs no simulation time (SPEC "Exit codes"): flags and
+//! scene are read, then every output is checked ([`cache::check_output`]: format, `$F`
+//! field, directory exists and is writable, no overwrite without `--force`), then the
+//! cloth models are built and the caches opened, and only then does the frame loop run.
+//! The loop stops at a frame boundary when SIGINT/SIGTERM arrives ([`interrupt`]); on any
+//! stop every garment's partial cache is named in a warning and in the error.
+use super::args::{IntegratorArg, ModelArg, ProgressMode, SimulateArgs, UpArg};
+use super::interrupt;
 use super::progress::Progress;
+use super::report::{self, Report};
 use super::settings;
-use crate::cache::{self, CacheWriter};
+use crate::cache::{self, CacheMeta, CacheWriter};
 use crate::error::{Error, Result};
+use crate::io::scene_file::GarmentSettings;
 use crate::model::ClothModel;
-use crate::pipeline::{FrameStats, Simulator, SolverParams};
+use crate::pipeline::{Simulator, SolverParams};
 use crate::scene::{Garment, Material, UpAxis};
 use crate::Vec3;
 use serde_json::json;
@@ -15,15 +25,35 @@ use std::time::Instant;
 
 /// Runs `drape simulate`.
 pub fn run(args: &SimulateArgs) -> Result<()> {
+    interrupt::install(args.progress == ProgressMode::Json);
     let mut progress = Progress::new(args.progress);
-    let result = simulate(args, &mut progress);
+    let mut report = args.report.as_ref().map(|p| Report::new(p, &args.scene));
+    let result = simulate(args, &mut progress, &mut report);
     if result.is_err() {
         progress.abandon();
     }
-    result
+    match report {
+        Some(r) => {
+            let written = r.write(&result, progress.elapsed());
+            result.and(written)
+        }
+        None => result,
+    }
 }
 
-fn simulate(args: &SimulateArgs, progress: &mut Progress) -> Result<()> {
+/// One garment being baked.
+struct Run<'a> {
+    garment: &'a Garment,
+    sim: Simulator,
+    to_cache: CacheTransform,
+    out: PathBuf,
+}
+
+fn simulate(
+    args: &SimulateArgs,
+    progress: &mut Progress,
+    report: &mut Option<Report>,
+) -> Result<()> {
     check_supported(args)?;
     let material = Material::from_arg(&args.material)?;
     let uv_scale = settings::uv_scale(&args.uv_scale)?;
@@ -31,99 +61,211 @@ fn simulate(args: &SimulateArgs, progress: &mut Progress) -> Result<()> {
         Some(w) => settings::vector("--wind", w)?,
         None => Vec3::zeros(),
     };
-    let scene = crate::io::load_garments(&args.scene, &args.garments)?;
+    if let Some(f) = args.fps {
+        settings::positive("--fps", f)?;
+    }
+    let selected = crate::io::select(&args.scene, &args.garments, &args.bodies, args.fps)?;
+    let scene = selected.scene;
     let fps = settings::positive("--fps", args.fps.or(scene.fps).unwrap_or(24.0))?;
     let (first, last) = match &args.frames {
         Some(f) => settings::frame_range(f)?,
         None => scene.frame_range.unwrap_or((1, 48)),
     };
-    let outputs = output_paths(args, &scene.garments)?;
+    let outputs = output_paths(args, &scene.garments, &selected.garment_settings)?;
     for out in &outputs {
-        cache::check_output(out, args.force)?;
+        cache::check_output(out, args.force, (first, last))?;
     }
     let mut params = SolverParams::new(fps, scene.up.vector());
-    if let Some(h) = args.max_step {
+    if let Some(h) = args.max_step.or(selected.max_step) {
         params.max_step = settings::positive("--max-step", h)?.min(1.0 / fps);
     }
     params.wind = wind;
+    let cache_up = match args.up {
+        Some(UpArg::Y) => UpAxis::Y,
+        Some(UpArg::Z) => UpAxis::Z,
+        None => scene.up,
+    };
 
     let mut runs = Vec::new();
-    for (garment, out) in scene.garments.iter().zip(&outputs) {
+    for (i, (garment, out)) in scene.garments.iter().zip(outputs).enumerate() {
+        // A scene file may give each garment its own material.
+        let material = match selected
+            .garment_settings
+            .get(i)
+            .and_then(|s| s.material.as_deref())
+        {
+            Some(m) => Material::from_arg(m)?,
+            None => material.clone(),
+        };
         let model = ClothModel::build(garment, uv_scale, material.density)?;
-        let to_cache = CacheTransform::new(garment, scene.up, args.up)?;
-        let sim = Simulator::new(model, &material, &garment.pin, params.clone());
-        runs.push((garment, out.clone(), sim, to_cache));
+        let mut sim = Simulator::new(model, &material, &garment.pin, params.clone());
+        if let Some(anim) = &garment.animation {
+            sim = sim.with_pin_animation(anim.clone(), f64::from(first), fps);
+        }
+        let sim = sim.with_bodies(&scene.bodies, &material, f64::from(first), fps)?;
+        for w in sim.initial_warnings() {
+            progress.warning(&format!("garment '{}': {w}", garment.name));
+        }
+        runs.push(Run {
+            garment,
+            to_cache: CacheTransform::new(garment, scene.up, cache_up)?,
+            sim,
+            out,
+        });
     }
     let names: Vec<(String, usize)> = runs
         .iter()
-        .map(|(g, _, s, _)| (g.name.clone(), s.model().len()))
+        .map(|r| (r.garment.name.clone(), r.sim.model().len()))
         .collect();
+    if let Some(r) = report.as_mut() {
+        r.set("frames", json!([first, last]));
+        r.set("fps", json!(fps));
+        r.set(
+            "garments",
+            runs.iter()
+                .map(|r| {
+                    json!({
+                        "name": r.garment.name, "vertices": r.sim.model().len(),
+                        "triangles": r.sim.model().triangles.len(),
+                        "output_points": r.garment.output_points.len(),
+                    })
+                })
+                .collect(),
+        );
+    }
     progress.start("simulate", (first, last), &names);
 
+    let total = (i64::from(last) - i64::from(first) + 1) as usize;
     let mut writers: Vec<Box<dyn CacheWriter>> = Vec::new();
-    for (g, out, sim, tf) in &runs {
-        let mut w = cache::create(out, g.output_points.len(), first)?;
-        w.write_frame(&tf.points(g, sim.positions()))?;
-        writers.push(w);
+    for r in &runs {
+        let meta = CacheMeta::for_garment(r.garment, first, total, fps, cache_up);
+        writers.push(cache::create(&r.out, &meta)?);
     }
-    let total = (last - first + 1) as usize;
-    progress.frame(first, 1, total, 0, 0);
-    let mut report_frames = Vec::new();
-    for (k, frame) in (first + 1..=last).enumerate() {
-        let started = Instant::now();
-        let mut sum = FrameStats::default();
-        for ((g, _, sim, tf), w) in runs.iter_mut().zip(writers.iter_mut()) {
-            let stats = sim.advance(1.0 / fps).map_err(|e| match e {
-                Error::Simulation(m) => Error::Simulation(format!(
-                    "garment '{}' at frame {frame}: {m}; the partial cache {} keeps frames {first}..{}",
-                    g.name,
-                    w.partial_path().display(),
-                    frame - 1
-                )),
-                e => e,
-            })?;
-            w.write_frame(&tf.points(g, sim.positions()))?;
-            sum.steps += stats.steps;
-            sum.rejections += stats.rejections;
-            sum.cg_iterations += stats.cg_iterations;
-            sum.max_residual = sum.max_residual.max(stats.max_residual);
-            sum.max_strain = sum.max_strain.max(stats.max_strain);
+    let baked = bake(
+        &mut runs,
+        &mut writers,
+        (first, last),
+        fps,
+        progress,
+        report,
+    );
+    if let Err(e) = baked {
+        for (r, w) in runs.iter().zip(&writers) {
+            progress.warning(&kept_message(r, w.as_ref(), first));
         }
-        let seconds = started.elapsed().as_secs_f64();
-        progress.frame(frame, k + 2, total, sum.steps, sum.cg_iterations);
-        report_frames.push(json!({
-            "frame": frame, "steps": sum.steps, "cg_iterations": sum.cg_iterations,
-            "max_residual": sum.max_residual, "rejections": sum.rejections, "contacts": 0,
-            "max_strain": sum.max_strain,
-            "seconds": seconds,
-        }));
+        if let Some(rep) = report.as_mut() {
+            let partial = writers
+                .iter()
+                .map(|w| w.partial_path().display().to_string());
+            rep.outputs(partial.collect(), frames_written(&writers));
+        }
+        return Err(e);
     }
+    let frames = frames_written(&writers);
     let mut written = Vec::new();
     for w in writers {
         written.push(w.finish()?.display().to_string());
     }
-    if let Some(path) = &args.report {
-        let report = json!({
-            "command": "simulate",
-            "scene": args.scene.display().to_string(),
-            "frames": [first, last], "fps": fps,
-            "garments": runs.iter().map(|(g, _, s, _)| json!({
-                "name": g.name, "vertices": s.model().len(),
-                "triangles": s.model().triangles.len(),
-            })).collect::<Vec<_>>(),
-            "outputs": written,
-            "per_frame": report_frames,
-            "elapsed_s": progress.elapsed(),
-        });
-        let text = serde_json::to_string_pretty(&report)
-            .map_err(|e| Error::Internal(format!("report: {e}")))?;
-        std::fs::write(path, text).map_err(|source| Error::Output {
-            path: path.clone(),
-            source,
-        })?;
+    if let Some(rep) = report.as_mut() {
+        rep.outputs(written.clone(), frames);
     }
     progress.done(&written);
     Ok(())
+}
+
+/// Writes the first frame as given, then simulates and writes every later frame; stops
+/// with [`Error::Interrupted`] at the first frame boundary after a signal.
+fn bake(
+    runs: &mut [Run],
+    writers: &mut [Box<dyn CacheWriter>],
+    (first, last): (i32, i32),
+    fps: f64,
+    progress: &mut Progress,
+    report: &mut Option<Report>,
+) -> Result<()> {
+    let total = (i64::from(last) - i64::from(first) + 1) as usize;
+    for (r, w) in runs.iter().zip(writers.iter_mut()) {
+        write(r, w.as_mut(), first, first)?;
+    }
+    progress.frame(first, 1, total, 0, 0);
+    for (k, frame) in (first + 1..=last).enumerate() {
+        if interrupt::requested() {
+            return Err(Error::Interrupted(format!(
+                "stopped by a signal after frame {}; {}",
+                frame - 1,
+                kept_list(writers, first)
+            )));
+        }
+        let started = Instant::now();
+        let mut stats = Vec::with_capacity(runs.len());
+        for (r, w) in runs.iter_mut().zip(writers.iter_mut()) {
+            let s = r
+                .sim
+                .advance(1.0 / fps)
+                .map_err(|e| in_context(e, r, w.as_ref(), frame, first))?;
+            write(r, w.as_mut(), frame, first)?;
+            stats.push((r.garment.name.as_str(), s));
+        }
+        let sum = report::sum(stats.iter().map(|(_, s)| s));
+        progress.frame(frame, k + 2, total, sum.steps, sum.cg_iterations);
+        if let Some(rep) = report.as_mut() {
+            rep.frame(frame, started.elapsed().as_secs_f64(), &stats);
+        }
+    }
+    Ok(())
+}
+
+/// Writes garment `r`'s current state as `frame`.
+fn write(r: &Run, w: &mut dyn CacheWriter, frame: i32, first: i32) -> Result<()> {
+    let points = r.to_cache.points(r.garment, r.sim.positions());
+    w.write_frame(&points)
+        .map_err(|e| in_context(e, r, w, frame, first))
+}
+
+/// A simulation failure with the garment, frame and partial cache named.
+fn in_context(e: Error, r: &Run, w: &dyn CacheWriter, frame: i32, first: i32) -> Error {
+    match e {
+        Error::Simulation(m) => Error::Simulation(format!(
+            "garment '{}' at frame {frame}: {m}; {}",
+            r.garment.name,
+            kept(w, first)
+        )),
+        e => e,
+    }
+}
+
+/// "the partial cache X keeps frames A..B" (or "holds no frame").
+fn kept(w: &dyn CacheWriter, first: i32) -> String {
+    match w.frames_written() {
+        0 => format!(
+            "the partial cache {} holds no frame",
+            w.partial_path().display()
+        ),
+        n => format!(
+            "the partial cache {} keeps frames {first}..{}",
+            w.partial_path().display(),
+            first + n as i32 - 1
+        ),
+    }
+}
+
+fn kept_message(r: &Run, w: &dyn CacheWriter, first: i32) -> String {
+    format!("garment '{}': {}", r.garment.name, kept(w, first))
+}
+
+fn kept_list(writers: &[Box<dyn CacheWriter>], first: i32) -> String {
+    let list: Vec<String> = writers.iter().map(|w| kept(w.as_ref(), first)).collect();
+    list.join("; ")
+}
+
+/// Samples in every cache (the same for all after a frame boundary; the smallest if a
+/// bake stopped inside a frame).
+fn frames_written(writers: &[Box<dyn CacheWriter>]) -> usize {
+    writers
+        .iter()
+        .map(|w| w.frames_written())
+        .min()
+        .unwrap_or(0)
 }
 
 /// Refuses flags whose feature this build does not have, instead of ignoring them.
@@ -138,24 +280,27 @@ fn check_supported(args: &SimulateArgs) -> Result<()> {
             "--model: only 'continuum' is available in this build",
         ));
     }
-    if !args.bodies.is_empty() {
-        return Err(Error::usage(
-            "--body: collision bodies are not supported by this build yet; remove --body",
-        ));
-    }
     Ok(())
 }
 
-/// One output path per garment: `-o` with `{garment}` expanded, or `<garment>.pc2`
-/// beside the scene.
-fn output_paths(args: &SimulateArgs, garments: &[Garment]) -> Result<Vec<PathBuf>> {
+/// One output path per garment: `-o` with `{garment}` expanded, else the scene file's
+/// `out` for that garment, else `<garment>.pc2` beside the scene.
+fn output_paths(
+    args: &SimulateArgs,
+    garments: &[Garment],
+    settings: &[GarmentSettings],
+) -> Result<Vec<PathBuf>> {
     let dir = args.scene.parent().unwrap_or(Path::new("")).to_path_buf();
     let paths: Vec<PathBuf> = garments
         .iter()
-        .map(|g| match &args.out {
-            Some(o) => PathBuf::from(o.to_string_lossy().replace("{garment}", &g.name)),
-            None => dir.join(format!("{}.pc2", g.name)),
-        })
+        .enumerate()
+        .map(
+            |(i, g)| match (&args.out, settings.get(i).and_then(|s| s.out.clone())) {
+                (Some(o), _) => PathBuf::from(o.to_string_lossy().replace("{garment}", &g.name)),
+                (None, Some(o)) => o,
+                (None, None) => dir.join(format!("{}.pc2", g.name)),
+            },
+        )
         .collect();
     for (i, p) in paths.iter().enumerate() {
         if paths[..i].contains(p) {
@@ -173,11 +318,11 @@ fn output_paths(args: &SimulateArgs, garments: &[Garment]) -> Result<Vec<PathBuf
 struct CacheTransform {
     inverse: crate::Mat3,
     translation: Vec3,
-    swap: Option<UpArg>,
+    swap: Option<UpAxis>,
 }
 
 impl CacheTransform {
-    fn new(g: &Garment, source_up: UpAxis, up: Option<UpArg>) -> Result<Self> {
+    fn new(g: &Garment, source_up: UpAxis, cache_up: UpAxis) -> Result<Self> {
         let inverse = g.world_linear.try_inverse().ok_or_else(|| {
             Error::input(
                 &g.source,
@@ -185,27 +330,23 @@ impl CacheTransform {
                 "the object's transform is singular (zero scale); apply a non-zero scale",
             )
         })?;
-        let swap = match (source_up, up) {
-            (UpAxis::Y, Some(UpArg::Z)) => Some(UpArg::Z),
-            (UpAxis::Z, Some(UpArg::Y)) => Some(UpArg::Y),
-            _ => None,
-        };
         Ok(CacheTransform {
             inverse,
             translation: g.world_translation,
-            swap,
+            swap: (source_up != cache_up).then_some(cache_up),
         })
     }
 
     /// One position per output point of `g`, from particle positions in world space.
+    /// Y-up → Z-up is (x, y, z) → (x, −z, y); Z-up → Y-up its inverse (x, z, −y).
     fn points(&self, g: &Garment, world: &[Vec3]) -> Vec<Vec3> {
         g.output_points
             .iter()
             .map(|&i| {
                 let p = self.inverse * (world[i] - self.translation);
                 match self.swap {
-                    Some(UpArg::Z) => Vec3::new(p.x, -p.z, p.y),
-                    Some(UpArg::Y) => Vec3::new(p.x, p.z, -p.y),
+                    Some(UpAxis::Z) => Vec3::new(p.x, -p.z, p.y),
+                    Some(UpAxis::Y) => Vec3::new(p.x, p.z, -p.y),
                     None => p,
                 }
             })

@@ -1,42 +1,188 @@
 //! Importers: files to [`Scene`](crate::scene::Scene). They know nothing of solvers.
 //!
-//! Only glTF garments are read so far ([`gltf`]); USD, Houdini `.geo` and scene files come
-//! with the inputs issue.
+//! | extension | reader |
+//! |---|---|
+//! | `.gltf`, `.glb` | [`gltf`] |
+//! | `.usda`, `.usd` (text) | [`usd`]; `.usdc` and binary `.usd` are refused with advice |
+//! | `.geo` (Houdini JSON), `name.$F4.geo` sequences | [`houdini_geo`] |
+//! | `.json` scene file | [`scene_file`] |
+//!
+//! USD and Houdini meshes come through [`objects`], which picks garments (marked, or named
+//! with `--garment`) and bodies (every other mesh).
 pub mod gltf;
+pub mod houdini_geo;
+pub mod objects;
+pub mod scene_file;
+pub mod usd;
 pub mod weld;
 
 use crate::error::{Error, Result};
 use crate::scene::Scene;
+use objects::Imported;
 use std::path::Path;
 
-/// Reads a scene file by extension.
-pub fn load_scene(path: &Path) -> Result<Scene> {
-    if !path.exists() {
-        return Err(Error::input(path, None, "file not found; check the path"));
-    }
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(|e| e.to_ascii_lowercase())
-        .unwrap_or_default();
-    match ext.as_str() {
-        "gltf" | "glb" => gltf::read(path),
-        "usd" | "usda" | "usdc" | "geo" | "json" => Err(Error::input(
-            path,
-            None,
-            format!(".{ext} input is not supported by this build yet; export the garment as glTF (.gltf/.glb)"),
-        )),
-        _ => Err(Error::input(
-            path,
-            None,
-            "unknown scene format; give a .gltf or .glb file",
-        )),
+/// Input formats by file name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// glTF 2.0 (`.gltf`, `.glb`).
+    Gltf,
+    /// USD (`.usda`, `.usd`, `.usdc`).
+    Usd,
+    /// Houdini JSON geometry (`.geo`), possibly a `$F` sequence.
+    HoudiniGeo,
+    /// A drape scene file (`.json`).
+    SceneFile,
+}
+
+impl Format {
+    /// The format of `path` by its extension; unknown extensions are usage errors.
+    pub fn of(path: &Path) -> Result<Format> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(|e| e.to_ascii_lowercase())
+            .unwrap_or_default();
+        match ext.as_str() {
+            "gltf" | "glb" => Ok(Format::Gltf),
+            "usd" | "usda" | "usdc" | "usdz" => Ok(Format::Usd),
+            "geo" => Ok(Format::HoudiniGeo),
+            "json" => Ok(Format::SceneFile),
+            _ => Err(Error::input(
+                path,
+                None,
+                "unknown scene format; give a .gltf/.glb, .usda, Houdini .geo or scene .json file",
+            )),
+        }
     }
 }
 
-/// Reads `path` and keeps the garments named in `names` (all marked garments when empty).
-/// Errors name the missing garment and list the meshes that exist.
+fn check_exists(path: &Path) -> Result<()> {
+    if houdini_geo::is_sequence_pattern(path) || path.exists() {
+        Ok(())
+    } else {
+        Err(Error::input(path, None, "file not found; check the path"))
+    }
+}
+
+/// Reads every mesh of a USD or Houdini file (not glTF, not scene files).
+pub fn read_objects(path: &Path) -> Result<Imported> {
+    check_exists(path)?;
+    match Format::of(path)? {
+        Format::Usd => usd::read(path),
+        Format::HoudiniGeo => houdini_geo::read(path),
+        Format::Gltf | Format::SceneFile => Err(Error::Internal(format!(
+            "read_objects called on {}, which is not USD or Houdini",
+            path.display()
+        ))),
+    }
+}
+
+/// Reads a scene by extension: the meshes marked as garments (none is not an error here)
+/// and every other mesh as a body; a scene file gives exactly what it lists.
+pub fn load_scene(path: &Path) -> Result<Scene> {
+    check_exists(path)?;
+    match Format::of(path)? {
+        Format::Gltf => gltf::read(path),
+        Format::Usd | Format::HoudiniGeo => read_objects(path)?.select(&[], &[], false),
+        Format::SceneFile => Ok(scene_file::load(path)?.scene),
+    }
+}
+
+/// Reads `path` and keeps the garments named in `names` (all marked garments when empty),
+/// with every other mesh of the file as a body. Errors name the missing garment and list
+/// the meshes that exist. For a scene file `names` filters its garments.
 pub fn load_garments(path: &Path, names: &[String]) -> Result<Scene> {
-    let _ = load_scene(path)?; // existence and format checks with their messages
-    gltf::select_garments(path, names)
+    Ok(select(path, names, &[], None)?.scene)
+}
+
+/// What `drape simulate` reads: the scene as the flags select it, plus the per-garment
+/// settings and solver settings of a scene file.
+#[derive(Debug, Clone)]
+pub struct Selected {
+    /// Garments and bodies.
+    pub scene: Scene,
+    /// Settings of `scene.garments[i]` from a scene file; empty for other inputs.
+    pub garment_settings: Vec<scene_file::GarmentSettings>,
+    /// `solver.max_step` of a scene file (s).
+    pub max_step: Option<f64>,
+}
+
+/// Reads `path` keeping the garments named in `garments` (the marked ones when empty) and
+/// the bodies named in `bodies` (every other mesh when empty); animated meshes of glTF
+/// files are sampled at `fps` (24 when `None`). Missing names are input errors listing what
+/// exists.
+pub fn select(
+    path: &Path,
+    garments: &[String],
+    bodies: &[String],
+    fps: Option<f64>,
+) -> Result<Selected> {
+    check_exists(path)?;
+    let plain = |scene| Selected {
+        scene,
+        garment_settings: Vec::new(),
+        max_step: None,
+    };
+    match Format::of(path)? {
+        Format::Gltf => {
+            let sel = gltf::Selection {
+                garments: garments.to_vec(),
+                bodies: bodies.to_vec(),
+                fps,
+            };
+            Ok(plain(gltf::select_with(path, &sel)?))
+        }
+        Format::Usd | Format::HoudiniGeo => {
+            Ok(plain(read_objects(path)?.select(garments, bodies, true)?))
+        }
+        Format::SceneFile => {
+            let loaded = scene_file::load(path)?;
+            let mut scene = loaded.scene;
+            let mut settings = loaded.garment_settings;
+            let missing = |kind: &str, names: &[String], have: Vec<&str>| {
+                names.iter().find(|n| !have.contains(&n.as_str())).map(|m| {
+                    Error::input(
+                        path,
+                        Some(m),
+                        format!(
+                            "the scene file lists no such {kind}; it lists: {}",
+                            have.join(", ")
+                        ),
+                    )
+                })
+            };
+            if let Some(e) = missing(
+                "garment",
+                garments,
+                scene.garments.iter().map(|g| g.name.as_str()).collect(),
+            ) {
+                return Err(e);
+            }
+            if let Some(e) = missing(
+                "body",
+                bodies,
+                scene.bodies.iter().map(|b| b.name.as_str()).collect(),
+            ) {
+                return Err(e);
+            }
+            if !garments.is_empty() {
+                let keep: Vec<bool> = scene
+                    .garments
+                    .iter()
+                    .map(|g| garments.contains(&g.name))
+                    .collect();
+                let mut k = keep.iter();
+                settings.retain(|_| *k.next().unwrap_or(&false));
+                scene.garments.retain(|g| garments.contains(&g.name));
+            }
+            if !bodies.is_empty() {
+                scene.bodies.retain(|b| bodies.contains(&b.name));
+            }
+            Ok(Selected {
+                scene,
+                garment_settings: settings,
+                max_step: loaded.max_step,
+            })
+        }
+    }
 }

@@ -7,10 +7,10 @@
 //! [`weld_by_key`]) become one particle; each triangle corner keeps its own UV.
 //!
 //! [`SplitMesh`] is the importer-neutral description of such a mesh (one UV per vertex);
-//! [`SplitMesh::into_garment`] welds it and maps the output points, for every reader whose
+//! [`SplitMesh::into_garment`] (or [`SplitMesh::into_garment_keyed`]) welds it and maps the output points, for every reader whose
 //! format splits vertices (glTF now, and any other format with per-vertex UVs).
 use crate::error::{Error, Result};
-use crate::scene::Garment;
+use crate::scene::{Garment, OutputFaces};
 use crate::{Mat3, Vec2, Vec3};
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -27,6 +27,28 @@ pub struct Welded {
     /// For each particle, the first vertex (in input order) welded into it. Particles are
     /// numbered in the order of their first vertex, so this list is increasing.
     pub first_vertex: Vec<usize>,
+}
+
+impl Welded {
+    /// Number of particles.
+    pub fn particles(&self) -> usize {
+        self.first_vertex.len()
+    }
+
+    /// Per particle the largest of its vertices' `values`, clamped to [0, 1], non-finite
+    /// values counting as 0 (pin and keyframe weights); empty `values` give all zeros.
+    pub fn max_per_particle(&self, values: &[f64]) -> Vec<f64> {
+        let mut out = vec![0.0f64; self.particles()];
+        for (&p, &w) in self.particle_of_vertex.iter().zip(values) {
+            let w = if w.is_finite() {
+                w.clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            out[p] = out[p].max(w);
+        }
+        out
+    }
 }
 
 /// Welds `n` vertices: vertices `i`, `j` become one particle iff `key(i) == key(j)`.
@@ -53,6 +75,29 @@ pub fn weld_by_key<K: Hash + Eq>(n: usize, key: impl Fn(usize) -> K) -> Welded {
 /// Bit pattern of a position used as weld key; `-0.0` is folded onto `+0.0`.
 pub fn position_key(p: &Vec3) -> [u64; 3] {
     [p.x, p.y, p.z].map(|c| (c + 0.0).to_bits())
+}
+
+/// Weld key of a vertex of a skinned or morphing mesh (SPEC "Inputs"): the position bits,
+/// the number of skin influences and each `(joint, weight bits)`, then the bits of every
+/// morph delta; `-0.0` is folded onto `+0.0` throughout. Influences must come in a
+/// canonical order (sorted by joint) for equal skins to give equal keys.
+pub fn animated_key(
+    position: &Vec3,
+    influences: impl IntoIterator<Item = (usize, f64)>,
+    deltas: impl IntoIterator<Item = Vec3>,
+) -> Vec<u64> {
+    let mut key = position_key(position).to_vec();
+    let at = key.len();
+    key.push(0);
+    for (joint, weight) in influences {
+        key.push(joint as u64);
+        key.push((weight + 0.0).to_bits());
+        key[at] += 1;
+    }
+    for d in deltas {
+        key.extend(position_key(&d));
+    }
+    key
 }
 
 /// Welds vertices with bit-identical positions (static garments: no skin, no morphs).
@@ -91,7 +136,17 @@ impl SplitMesh {
         Error::input(&self.source, Some(&self.name), message)
     }
 
-    /// Welds bit-identical positions into particles and builds the [`Garment`].
+    /// Welds bit-identical positions into particles and builds the [`Garment`]
+    /// (static meshes: see [`SplitMesh::into_garment_keyed`]).
+    pub fn into_garment(self) -> Result<Garment> {
+        let keys: Vec<[u64; 3]> = self.positions.iter().map(position_key).collect();
+        self.into_garment_keyed(|v| keys[v]).map(|(g, _)| g)
+    }
+
+    /// Welds vertices with equal `key(v)` into particles and builds the [`Garment`],
+    /// returning the welding too. The key must include the position bits
+    /// ([`position_key`]); animated meshes add their skin weights and morph deltas, so
+    /// that vertices which only coincide at rest stay apart (SPEC "Inputs").
     ///
     /// * Particle positions: those of their first vertex. Pin weight: the largest of the
     ///   welded vertices' weights, clamped to [0, 1] (non-finite weights count as 0).
@@ -104,7 +159,10 @@ impl SplitMesh {
     /// Errors (input errors naming the mesh): attribute lengths that disagree with the
     /// vertex count, triangles referencing missing vertices, source indices that are not
     /// non-negative integers below 2²⁴.
-    pub fn into_garment(self) -> Result<Garment> {
+    pub fn into_garment_keyed<K: Hash + Eq>(
+        self,
+        key: impl Fn(usize) -> K,
+    ) -> Result<(Garment, Welded)> {
         let n = self.positions.len();
         if !self.uvs.is_empty() && self.uvs.len() != n {
             return Err(self.error(format!(
@@ -127,22 +185,14 @@ impl SplitMesh {
                 "triangle {t} references a vertex beyond the {n} vertices; export the mesh again"
             )));
         }
-        let welded = weld_positions(&self.positions);
+        let welded = weld_by_key(n, key);
         let pov = &welded.particle_of_vertex;
         let positions: Vec<Vec3> = welded
             .first_vertex
             .iter()
             .map(|&v| self.positions[v])
             .collect();
-        let mut pin = vec![0.0f64; positions.len()];
-        for (v, &w) in self.pins.iter().enumerate() {
-            let w = if w.is_finite() {
-                w.clamp(0.0, 1.0)
-            } else {
-                0.0
-            };
-            pin[pov[v]] = pin[pov[v]].max(w);
-        }
+        let pin = welded.max_per_particle(&self.pins);
         let triangles = self.triangles.iter().map(|t| t.map(|v| pov[v])).collect();
         let corner_uvs = match self.uvs.is_empty() {
             true => Vec::new(),
@@ -156,7 +206,8 @@ impl SplitMesh {
             None => pov.clone(),
             Some(index) => self.map_source_index(index, pov)?,
         };
-        Ok(Garment {
+        let output_faces = self.output_faces();
+        let garment = Garment {
             name: self.name,
             source: self.source,
             positions,
@@ -167,7 +218,29 @@ impl SplitMesh {
             world_linear: self.world_linear,
             world_translation: self.world_translation,
             animation: None,
-        })
+            keyframes: Vec::new(),
+            key_weight: None,
+            output_faces,
+        };
+        Ok((garment, welded))
+    }
+
+    /// The triangles over output points (a vertex's output point is its `_DRAPE_INDEX`, else
+    /// the vertex itself) with each corner's UV; call after the indices were validated.
+    fn output_faces(&self) -> OutputFaces {
+        let point = |v: usize| match &self.source_index {
+            Some(index) => index[v] as usize,
+            None => v,
+        };
+        let corners = self.triangles.iter().flatten();
+        OutputFaces {
+            counts: vec![3; self.triangles.len()],
+            points: corners.clone().map(|&v| point(v)).collect(),
+            uvs: match self.uvs.is_empty() {
+                true => Vec::new(),
+                false => corners.map(|&v| self.uvs[v]).collect(),
+            },
+        }
     }
 
     fn map_source_index(&self, index: &[f64], pov: &[usize]) -> Result<Vec<usize>> {
@@ -244,6 +317,25 @@ mod tests {
         let w = weld_positions(&p);
         assert_eq!(w.particle_of_vertex, vec![0, 1, 0, 2, 1]);
         assert_eq!(w.first_vertex, vec![0, 1, 3]);
+    }
+
+    #[test]
+    fn animated_key_separates_equal_positions_with_other_skins_or_deltas() {
+        let p = Vec3::new(1.0, 2.0, 3.0);
+        let skin = [(0, 0.25), (3, 0.75)];
+        let d = [Vec3::new(0.0, 0.5, 0.0)];
+        let base = animated_key(&p, skin, d);
+        assert_eq!(base, animated_key(&Vec3::new(1.0, 2.0, 3.0), skin, d));
+        assert_eq!(base, animated_key(&p, skin, [Vec3::new(-0.0, 0.5, 0.0)]));
+        assert_ne!(base, animated_key(&p, [(0, 0.25), (2, 0.75)], d));
+        assert_ne!(base, animated_key(&p, [(0, 0.5), (3, 0.5)], d));
+        assert_ne!(base, animated_key(&p, skin, [Vec3::new(0.0, 0.25, 0.0)]));
+        // The influence count is part of the key: one joint less is another key even
+        // when the deltas' bits would line up after it.
+        assert_ne!(
+            animated_key(&p, [(1, 1.0)], []),
+            animated_key(&p, [], [Vec3::new(f64::from_bits(1), 1.0, 0.0)])
+        );
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! [`Simulator::step`] reads like the algorithm:
 //!
 //! ```text
-//! constrain pins       S_i = 0, z_i = −v₀ᵢ (pinned particles stay where they are)
+//! constrain pins       S_i = 0, z_i = (p(t + h) − x₀)/h − v₀ᵢ: pins reach their targets
+//!                      exactly (fixed, following the garment's animation or a body)
 //! assemble             (M − h ∂f/∂v − h² ∂f/∂x) Δv = h (f₀ + ∂f/∂x (h v₀ + y))    eq. 18
 //! solve                modified PCG with the filter (§5.3)
 //! advance              v₁ = v₀ + Δv,  x₁ = x₀ + h v₁ + y                          eq. 17
@@ -14,6 +15,7 @@
 //! [`Simulator::advance`] steps until the end of a frame, never stepping past it.
 pub mod assemble;
 pub mod params;
+pub mod pins;
 pub mod step_control;
 
 pub use params::SolverParams;
@@ -27,9 +29,10 @@ use crate::forces::JacobianMode;
 use crate::linalg::pcg::constraint_forces;
 use crate::linalg::pcg::{modified_pcg, Constraint, PcgResult, PcgScratch, PcgSettings};
 use crate::model::{ClothModel, TriangleRest};
-use crate::scene::{Body, Material};
-use crate::{Mat3, Vec3};
+use crate::scene::{Animation, Body, Material};
+use crate::Vec3;
 use assemble::System;
+use pins::Pins;
 use rayon::prelude::*;
 use std::time::Instant;
 use step_control::StepControl;
@@ -76,6 +79,7 @@ pub struct Simulator {
     x: Vec<Vec3>,
     v: Vec<Vec3>,
     pinned: Vec<bool>,
+    pins: Pins,
     constraints: Vec<Constraint>,
     system: System,
     control: StepControl,
@@ -110,9 +114,8 @@ impl Simulator {
     /// A simulator at rest in the model's initial positions. `pin[i] ≥ 0.5` pins particle i.
     pub fn new(model: ClothModel, material: &Material, pin: &[f64], params: SolverParams) -> Self {
         let n = model.len();
-        let pinned: Vec<bool> = (0..n)
-            .map(|i| pin.get(i).is_some_and(|&w| w >= 0.5))
-            .collect();
+        let pins = Pins::new(pin, &model.positions);
+        let pinned = pins.mask(n);
         let system = System::new(&model, material);
         let control = StepControl::new(
             params.max_step,
@@ -131,6 +134,7 @@ impl Simulator {
             x,
             v: vec![Vec3::zeros(); n],
             pinned,
+            pins,
             constraints: Vec::new(),
             system,
             control,
@@ -163,11 +167,19 @@ impl Simulator {
             .map(|b| BodyState::new(b, material.thickness, material.friction))
             .collect::<Result<_>>()?;
         self.clock = (start_frame, fps);
-        let (f0, _) = (start_frame, fps);
         for b in &mut self.bodies {
-            b.advance_to(f0, f0);
+            b.advance_to(start_frame, start_frame);
         }
+        self.pins.attach_to_bodies(&self.bodies);
         Ok(self)
+    }
+
+    /// Makes pinned particles follow the garment's own animation (world-space particle
+    /// positions keyed by frame), sampled at frame `start_frame + t · fps` (SPEC "Pins").
+    pub fn with_pin_animation(mut self, animation: Animation, start_frame: f64, fps: f64) -> Self {
+        self.pins.follow_animation(animation);
+        self.clock = (start_frame, fps);
+        self
     }
 
     /// Warnings about the initial state: particles that start inside a body (they are
@@ -281,7 +293,14 @@ impl Simulator {
     /// non-positive curvature there (an indefinite system under large shear or folds), it is
     /// rebuilt with the positive definite [`JacobianMode::Definite`] ones and solved again.
     fn step(&mut self, h: f64, stats: &mut FrameStats) -> Result<(), Rejection> {
-        self.constrain_pins();
+        let (start, fps) = self.clock;
+        let (f0, f1) = (start + self.time * fps, start + (self.time + h) * fps);
+        for b in &mut self.bodies {
+            b.advance_to(f0, f1);
+        }
+        self.constraints.clear();
+        self.pins
+            .constrain(&self.x, &self.v, h, f1, &self.bodies, &mut self.constraints);
         self.y.iter_mut().for_each(|y| *y = Vec3::zeros());
         if !self.bodies.is_empty() {
             let clock = Instant::now();
@@ -327,14 +346,9 @@ impl Simulator {
         Ok(())
     }
 
-    /// Samples the bodies at the step's start and end, finds contacts (Baraff §6) and turns
-    /// them into constraints and position alterations.
+    /// Finds contacts with the bodies (sampled for this step, Baraff §6) and turns them into
+    /// constraints and position alterations.
     fn detect_contacts(&mut self, h: f64) {
-        let (start, fps) = self.clock;
-        let (f0, f1) = (start + self.time * fps, start + (self.time + h) * fps);
-        for b in &mut self.bodies {
-            b.advance_to(f0, f1);
-        }
         self.contacts.detect(
             &self.bodies,
             &self.x,
@@ -375,20 +389,6 @@ impl Simulator {
             &mut self.pcg,
             &mut self.dv,
         )
-    }
-
-    /// Pins as exact constraints through the filter: `S_i = 0`, `z_i = −v₀ᵢ`, `y_i = 0`.
-    fn constrain_pins(&mut self) {
-        self.constraints.clear();
-        for (i, &p) in self.pinned.iter().enumerate() {
-            if p {
-                self.constraints.push(Constraint {
-                    particle: i,
-                    filter: Mat3::zeros(),
-                    z: -self.v[i],
-                });
-            }
-        }
     }
 
     /// Proposes `v₁ = v₀ + Δv`, `x₁ = x₀ + h v₁ + y`; accepts it unless a triangle's
@@ -443,12 +443,9 @@ impl Simulator {
                 return Err(Rejection::Contact);
             }
         }
-        for ((v, dv), p) in self.v.iter_mut().zip(&self.dv).zip(&self.pinned) {
+        // Pinned particles: Δv = z exactly (S = 0), so a pin at rest keeps v = 0 exactly.
+        for (v, dv) in self.v.iter_mut().zip(&self.dv) {
             *v += dv;
-            if *p {
-                // Exact by construction (S = 0, Δv = z = −v₀); written to avoid rounding.
-                *v = Vec3::zeros();
-            }
         }
         self.x = x_new;
         self.time += h;

@@ -53,6 +53,28 @@ pub struct Garment {
     /// The garment's own animation (skin, morphs, time samples) as world-space particle
     /// positions, if it has one: pinned particles follow it (SPEC "Pins").
     pub animation: Option<Animation>,
+    /// Target shapes for `drape control` (SPEC "Keyframes"): `(frame, positions)` with one
+    /// object-local position per particle, sorted by frame. Empty when the file has none.
+    pub keyframes: Vec<(i32, Vec<Vec3>)>,
+    /// Per-particle keyframe weight in [0, 1] (`key_weight` attribute, the W_n of the
+    /// control objective); `None` means every particle has weight 1.
+    pub key_weight: Option<Vec<f64>>,
+    /// The source mesh's polygons over output points (cache formats that store topology:
+    /// USD, Houdini `.geo`). Empty when the importer does not provide them; writers then
+    /// use `triangles` and `corner_uvs` through each particle's first output point.
+    pub output_faces: OutputFaces,
+}
+
+/// Polygons of a garment's source mesh in output-point indices, with a UV per corner.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OutputFaces {
+    /// Corner count of each polygon, in source order.
+    pub counts: Vec<usize>,
+    /// Output point of each corner, polygon after polygon, in source winding
+    /// (counter-clockwise seen from the front).
+    pub points: Vec<usize>,
+    /// UV of each corner in file units, parallel to `points` (empty if the mesh has none).
+    pub uvs: Vec<Vec2>,
 }
 
 impl Garment {

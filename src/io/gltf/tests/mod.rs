@@ -1,10 +1,23 @@
 //! Tests of the glTF reader on files written by the fixture writer and edited by hand.
+//!
+//! * this file: roles, names, selection, hierarchy, custom attributes, topology;
+//! * [`sampling`]: STEP / LINEAR / slerp / CUBICSPLINE values against hand computation;
+//! * [`skinning`]: skins, morph targets, sparse accessors, animated scenes, welding;
+//! * [`bad_input`]: malformed files are input errors naming file and object.
+mod bad_input;
+mod sampling;
+mod skinning;
+
+use super::mesh::assemble_triangles;
 use super::*;
 use crate::fixtures::{self, sheet, write_gltf_with, GltfWriteOptions, SheetSpec};
+use crate::scene::UpAxis;
+use crate::{Mat3, Vec3};
+use gltf::mesh::Mode;
 use serde_json::{json, Value};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-fn named_sheet(name: &str, n: usize) -> Garment {
+pub(super) fn named_sheet(name: &str, n: usize) -> Garment {
     sheet(&SheetSpec {
         name: name.into(),
         n,
@@ -13,7 +26,7 @@ fn named_sheet(name: &str, n: usize) -> Garment {
 }
 
 /// Writes `garments` unmarked into `dir/file`, lets `edit` change the JSON, rewrites it.
-fn write_edited(
+pub(super) fn write_edited(
     dir: &Path,
     file: &str,
     garments: &[Garment],
@@ -31,7 +44,7 @@ fn write_edited(
     path
 }
 
-fn input_message(r: Result<Scene>) -> (Option<String>, String) {
+pub(super) fn input_message(r: Result<Scene>) -> (Option<String>, String) {
     match r {
         Err(Error::Input {
             object, message, ..
@@ -194,19 +207,6 @@ fn integer_custom_attributes_unnamed_nodes_and_duplicate_names() {
     let g = &meshes[0].0;
     assert_eq!(g.pin, [1.0, 0.0, 0.2, 0.0]);
     assert_eq!(g.output_points, [3, 2, 1, 0]);
-}
-
-#[test]
-fn missing_external_buffer_is_an_input_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_edited(dir.path(), "ext.gltf", &[named_sheet("S", 3)], |doc| {
-        doc["buffers"][0]["uri"] = json!("missing.bin");
-    });
-    let (object, msg) = input_message(read(&path));
-    assert!(
-        object.is_none() && msg.contains("not a readable glTF file"),
-        "{msg}"
-    );
 }
 
 #[test]
