@@ -29,6 +29,8 @@ pub struct Repulsion {
     pub gamma: [f64; 4],
     /// Frozen unit separation direction `n`.
     pub normal: Vec3,
+    /// Point–triangle (`true`) or edge–edge pair.
+    pub point_triangle: bool,
 }
 
 /// Force and Jacobians of a repulsion spring with rest distance `d`, stiffness `k` (N/m) and
@@ -102,6 +104,8 @@ pub struct SelfCollision {
     pub distance: f64,
     tri_bvh: Bvh,
     edge_bvh: Bvh,
+    /// Point–triangle springs of the previous detection, to recognise pairs that crossed.
+    previous: Vec<Repulsion>,
 }
 
 impl SelfCollision {
@@ -125,12 +129,47 @@ impl SelfCollision {
             edge_bvh: Bvh::build(&edge_boxes),
             edges,
             distance,
+            previous: Vec::new(),
         }
     }
 
     /// Repulsion springs for every point–triangle and edge–edge pair closer than the
-    /// distance at positions `x`, in a deterministic order.
-    pub fn detect(&mut self, x: &[Vec3]) -> Vec<Repulsion> {
+    /// distance at positions `x`, in a deterministic order, and position alterations
+    /// (Baraff §6.2) for pairs already crossing: a point–triangle pair of the previous
+    /// detection whose point is now behind the triangle along the remembered direction
+    /// `n` keeps its spring with that `n`, and the point is moved back to distance `d` on
+    /// its side (`y_p = (d − C₀) n`, the largest one per point).
+    pub fn detect(&mut self, x: &[Vec3]) -> (Vec<Repulsion>, Vec<(usize, Vec3)>) {
+        let mut springs = self.detect_near(x);
+        let d = self.distance;
+        let mut alterations: Vec<(usize, Vec3)> = Vec::new();
+        for r in &self.previous {
+            let s: f64 = (0..4)
+                .map(|k| r.gamma[k] * r.normal.dot(&x[r.nodes[k]]))
+                .sum();
+            if s >= 0.0 {
+                continue;
+            }
+            springs.retain(|q| !(q.point_triangle && q.nodes == r.nodes));
+            springs.push(*r);
+            let y = (d - s) * r.normal;
+            let p = r.nodes[0];
+            match alterations.iter_mut().find(|(q, _)| *q == p) {
+                Some((_, old)) if old.norm() >= y.norm() => {}
+                Some((_, old)) => *old = y,
+                None => alterations.push((p, y)),
+            }
+        }
+        self.previous = springs
+            .iter()
+            .filter(|r| r.point_triangle)
+            .copied()
+            .collect();
+        (springs, alterations)
+    }
+
+    /// Springs of the pairs closer than the distance at `x`.
+    fn detect_near(&mut self, x: &[Vec3]) -> Vec<Repulsion> {
         let d = self.distance;
         self.tri_bvh.refit(&boxes(&self.triangles, x, x, d));
         self.edge_bvh.refit(&boxes(&self.edges, x, x, d));
@@ -157,6 +196,7 @@ impl SelfCollision {
                             nodes: [p, a, b, c],
                             gamma: [1.0, -w[0], -w[1], -w[2]],
                             normal: sep / dist,
+                            point_triangle: true,
                         });
                     }
                 });
@@ -189,6 +229,7 @@ impl SelfCollision {
                             nodes: [a, b, c, e],
                             gamma: [1.0 - s, s, -(1.0 - u), -u],
                             normal: sep / dist,
+                            point_triangle: false,
                         });
                     }
                 });
@@ -274,6 +315,7 @@ mod tests {
             nodes: [0, 1, 2, 3],
             gamma: [1.0, -w[0], -w[1], -w[2]],
             normal: Vec3::z(),
+            point_triangle: true,
         };
         let (d, k, kd) = (0.004, 5e3, 5.0);
         let e = repulsion_forces(&r, &x, &v, d, k, kd, JacobianMode::Exact);
@@ -315,6 +357,52 @@ mod tests {
             repulsion_forces(&r, &far, &v, d, k, kd, JacobianMode::Exact).f,
             [Vec3::zeros(); 4]
         );
+    }
+
+    #[test]
+    fn a_point_that_crossed_a_triangle_is_moved_back_to_its_side() {
+        use crate::fixtures::{sheet, SheetPins, SheetPlane, SheetSpec};
+        use crate::model::{ClothModel, UvScale};
+        // Two separate triangles' worth of cloth: a 2 × 2 sheet (two triangles) and a free
+        // particle far from it, so the particle takes part in no triangle of its own.
+        let g = sheet(&SheetSpec {
+            n: 3,
+            size: 0.1,
+            plane: SheetPlane::Horizontal,
+            pins: SheetPins::None,
+            ..SheetSpec::default()
+        });
+        let model = ClothModel::build(&g, UvScale::Auto, 0.1).unwrap();
+        let d = 0.004;
+        let mut sc = SelfCollision::new(&model, d);
+        // Fold: particle 8 (a corner) brought 2 mm above the triangle fan near particle 0.
+        let mut x = model.positions.clone();
+        let target = (x[0] + x[1] + x[3]) / 3.0;
+        x[8] = target + Vec3::new(0.0, 0.002, 0.0);
+        let (springs, alterations) = sc.detect(&x);
+        let ours: Vec<&Repulsion> = springs
+            .iter()
+            .filter(|r| r.nodes[0] == 8 && r.point_triangle)
+            .collect();
+        assert!(!ours.is_empty(), "the close pair has a spring");
+        assert!(alterations.is_empty());
+        let n = ours[0].normal;
+        assert!(n.y > 0.99, "separation points up: {n}");
+        // Next step it has passed 1 mm below: the spring keeps its up direction and the
+        // particle is moved back up to distance d above.
+        x[8] = target - Vec3::new(0.0, 0.001, 0.0);
+        let (springs, alterations) = sc.detect(&x);
+        let (p, y) = alterations
+            .iter()
+            .copied()
+            .find(|(p, _)| *p == 8)
+            .expect("repaired");
+        assert_eq!(p, 8);
+        assert!(
+            (y - Vec3::new(0.0, d + 0.001, 0.0)).norm() < 1e-9,
+            "y = {y}"
+        );
+        assert!(springs.iter().any(|r| r.nodes[0] == 8 && r.normal.y > 0.99));
     }
 
     #[test]

@@ -309,7 +309,13 @@ impl Simulator {
         }
         if let Some(sc) = &mut self.self_collision {
             let clock = Instant::now();
-            let repulsions = sc.detect(&self.x);
+            let (repulsions, alterations) = sc.detect(&self.x);
+            for (i, y) in alterations {
+                // Pins and body contacts keep their own exact targets.
+                if !self.pinned[i] && self.y[i] == Vec3::zeros() {
+                    self.y[i] = y;
+                }
+            }
             stats.self_contacts = stats.self_contacts.max(repulsions.len());
             let d = sc.distance;
             self.system.set_repulsions(self.x.len(), repulsions, d);
