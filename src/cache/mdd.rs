@@ -14,7 +14,6 @@
 //! price: the bytes written grow with the square of the frame count (a 10,000-point,
 //! 250-frame bake copies 30 MB at its last frame, ~4 GB over the bake, mostly in the page
 //! cache), small next to the simulation of such a frame; PC2 appends instead.
-use super::text::to_f32;
 use super::{partial_path, write_error, CacheMeta, CacheWriter};
 use crate::error::{Error, Result};
 use crate::Vec3;
@@ -88,20 +87,7 @@ impl MddWriter {
 
 impl CacheWriter for MddWriter {
     fn write_frame(&mut self, points: &[Vec3]) -> Result<()> {
-        if points.len() != self.points {
-            return Err(Error::Internal(format!(
-                "MDD frame has {} points, header says {}",
-                points.len(),
-                self.points
-            )));
-        }
-        super::text::check_finite(points)?;
-        let mut buf = Vec::with_capacity(points.len() * 12);
-        for p in points {
-            for c in to_f32(p) {
-                buf.extend_from_slice(&c.to_be_bytes());
-            }
-        }
+        let buf = super::pack_frame(points, self.points, "MDD", f32::to_be_bytes)?;
         if let Err(e) = self.rebuild(&buf) {
             let _ = std::fs::remove_file(&self.tmp); // the partial file is untouched
             return Err(write_error(&self.partial)(e));
@@ -111,11 +97,7 @@ impl CacheWriter for MddWriter {
     }
 
     fn finish(self: Box<Self>) -> Result<PathBuf> {
-        File::open(&self.partial)
-            .and_then(|f| f.sync_all())
-            .map_err(write_error(&self.partial))?;
-        std::fs::rename(&self.partial, &self.out).map_err(write_error(&self.out))?;
-        Ok(self.out.clone())
+        super::publish(&self.partial, &self.out)
     }
 
     fn partial_path(&self) -> &Path {

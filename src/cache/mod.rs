@@ -280,6 +280,39 @@ pub fn output_faces(g: &Garment) -> Cow<'_, OutputFaces> {
 }
 
 /// The error of a failed write to `path`.
+/// Checks one frame of a binary cache (`expected` points, all finite in f32) and packs it
+/// as f32 x, y, z per point with `encode` (little- or big-endian bytes of one f32).
+pub(crate) fn pack_frame(
+    points: &[Vec3],
+    expected: usize,
+    format: &str,
+    encode: fn(f32) -> [u8; 4],
+) -> Result<Vec<u8>> {
+    if points.len() != expected {
+        return Err(Error::Internal(format!(
+            "{format} frame has {} points, header says {expected}",
+            points.len()
+        )));
+    }
+    text::check_finite(points)?;
+    let mut buf = Vec::with_capacity(points.len() * 12);
+    for p in points {
+        for c in text::to_f32(p) {
+            buf.extend_from_slice(&encode(c));
+        }
+    }
+    Ok(buf)
+}
+
+/// Flushes `partial` to disk and renames it over `out` (the last step of every writer).
+pub(crate) fn publish(partial: &Path, out: &Path) -> Result<PathBuf> {
+    std::fs::File::open(partial)
+        .and_then(|f| f.sync_all())
+        .map_err(write_error(partial))?;
+    std::fs::rename(partial, out).map_err(write_error(out))?;
+    Ok(out.to_path_buf())
+}
+
 pub(crate) fn write_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |source| Error::Output {
         path: path.to_path_buf(),

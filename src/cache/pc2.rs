@@ -12,7 +12,6 @@
 //! Each frame is appended first and the header's sample count rewritten after, so the
 //! partial file is valid after every frame (a crash in between leaves a valid file that
 //! ignores the trailing frame). A failed write cuts the file back to its finished frames.
-use super::text::to_f32;
 use super::{partial_path, write_error, CacheWriter};
 use crate::error::{Error, Result};
 use crate::Vec3;
@@ -69,20 +68,7 @@ impl Pc2Writer {
 
 impl CacheWriter for Pc2Writer {
     fn write_frame(&mut self, points: &[Vec3]) -> Result<()> {
-        if points.len() != self.points {
-            return Err(Error::Internal(format!(
-                "PC2 frame has {} points, header says {}",
-                points.len(),
-                self.points
-            )));
-        }
-        super::text::check_finite(points)?;
-        let mut buf = Vec::with_capacity(points.len() * 12);
-        for p in points {
-            for c in to_f32(p) {
-                buf.extend_from_slice(&c.to_le_bytes());
-            }
-        }
+        let buf = super::pack_frame(points, self.points, "PC2", f32::to_le_bytes)?;
         if let Err(e) = self.append(&buf) {
             // Back to the finished frames (a full disk frees the space again).
             let valid = HEADER + u64::from(self.samples) * self.points as u64 * 12;
@@ -97,8 +83,7 @@ impl CacheWriter for Pc2Writer {
 
     fn finish(self: Box<Self>) -> Result<PathBuf> {
         self.file.sync_all().map_err(write_error(&self.partial))?;
-        std::fs::rename(&self.partial, &self.out).map_err(write_error(&self.out))?;
-        Ok(self.out.clone())
+        super::publish(&self.partial, &self.out)
     }
 
     fn partial_path(&self) -> &Path {

@@ -238,8 +238,7 @@ impl CacheWriter for UsdaWriter {
 
     fn finish(self: Box<Self>) -> Result<PathBuf> {
         self.file.sync_all().map_err(write_error(&self.partial))?;
-        std::fs::rename(&self.partial, &self.out).map_err(write_error(&self.out))?;
-        Ok(self.out.clone())
+        super::publish(&self.partial, &self.out)
     }
 
     fn partial_path(&self) -> &Path {
