@@ -245,3 +245,69 @@ fn usd_baked_character_matches_its_gltf_motion() {
     // f32 storage of metres: below 1e-6 m for a 2 m character.
     assert!(worst < 1e-6, "baked positions differ by up to {worst:e} m");
 }
+
+/// The `.usdc` fixtures are Pixar's own export (`scripts/make_usdc_fixtures.py`) of the
+/// `.usda` ones: read through `openusd` they must give the same garment and body.
+#[test]
+fn usdc_crate_files_read_like_their_usda_sources() {
+    let text = garment(&fixture("usd/sheet_seam.usda"));
+    let binary = garment(&fixture("usd/sheet_seam.usdc"));
+    let (a, b) = (model(&text), model(&binary));
+    assert_eq!((b.len(), b.panels, b.seam_edges), (169, 2, 12));
+    assert_eq!(b.triangles, a.triangles);
+    assert_eq!(b.hinges.len(), a.hinges.len());
+    assert_eq!(binary.name, text.name);
+    assert_eq!(binary.pinned_count(), text.pinned_count());
+    assert_eq!(binary.output_points, text.output_points);
+    assert_eq!(output_positions(&binary), output_positions(&text));
+
+    assert_body_matches_generator(&fixture("usd/body_anim.usdc"), "Body");
+    let load = |p: &str| drape::io::load_scene(&fixture(p)).expect("body loads");
+    let (text, binary) = (load("usd/body_anim.usda"), load("usd/body_anim.usdc"));
+    assert_eq!(binary.frame_range, text.frame_range);
+    let (tb, bb) = (&text.bodies[0], &binary.bodies[0]);
+    assert_eq!(bb.animation.range(), tb.animation.range());
+    let (first, last) = tb.animation.range();
+    let mut frame = first;
+    while frame <= last {
+        assert_eq!(
+            bb.animation.sample(frame),
+            tb.animation.sample(frame),
+            "frame {frame}"
+        );
+        frame += 0.25;
+    }
+}
+
+#[test]
+fn truncated_and_garbage_usdc_exit_2_never_panicking() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = std::fs::read(fixture("usd/sheet_seam.usdc")).unwrap();
+    let mut cases = Vec::new();
+    for cut in [16, 88, good.len() / 3, good.len() / 2, good.len() - 40] {
+        cases.push((format!("cut{cut}.usdc"), good[..cut].to_vec()));
+    }
+    let mut flipped = good.clone();
+    for i in (64..flipped.len()).step_by(97) {
+        flipped[i] ^= 0x5a;
+    }
+    cases.push(("flipped.usdc".to_string(), flipped));
+    let mut junk = b"PXR-USDC".to_vec();
+    junk.extend((0..3000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8));
+    cases.push(("junk.usdc".to_string(), junk));
+    for (name, bytes) in cases {
+        let path = dir.path().join(&name);
+        std::fs::write(&path, bytes).unwrap();
+        let o = drape(&["inspect", s(&path)]);
+        let err = stderr(&o);
+        assert!(!err.contains("panicked"), "{name}: {err}");
+        // A damaged file may still parse to something; if it fails, it fails cleanly.
+        if code(&o) != 0 {
+            assert_eq!(code(&o), 2, "{name}: {err}");
+            assert!(err.contains(&name), "{name}: {err}");
+        }
+    }
+    // The truncated ones cannot be read at all.
+    let o = drape(&["inspect", s(&dir.path().join("cut88.usdc"))]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+}

@@ -61,7 +61,12 @@ fn every_format_is_byte_identical_for_one_and_two_threads() {
         for threads in ["1", "2"] {
             let out = dir.path().join(format!("t{threads}.{ext}"));
             let report = dir.path().join(format!("t{threads}.json"));
-            bake(&scene, "1..12", &out, &["--threads", threads, "--report", s(&report)]);
+            bake(
+                &scene,
+                "1..12",
+                &out,
+                &["--threads", threads, "--report", s(&report)],
+            );
             let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
             let contacts: u64 = r["per_frame"]
                 .as_array()

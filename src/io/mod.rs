@@ -3,7 +3,7 @@
 //! | extension | reader |
 //! |---|---|
 //! | `.gltf`, `.glb` | [`gltf`] |
-//! | `.usda`, `.usd` (text) | [`usd`]; `.usdc` and binary `.usd` are refused with advice |
+//! | `.usda`, `.usdc`, `.usd` (text or crate) | [`usd`] (crate files via `openusd`, [`usd::usdc`]) |
 //! | `.geo` (Houdini JSON), `name.$F4.geo` sequences | [`houdini_geo`] |
 //! | `.json` scene file | [`scene_file`] |
 //!

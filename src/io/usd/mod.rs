@@ -27,12 +27,14 @@
 //!   file units. Time codes become frames as `frame = time × framesPerSecond /
 //!   timeCodesPerSecond`. The first frame is `startTimeCode`, else the earliest sample.
 //!
-//! `.usdc` (binary crate files) and `.usdz` archives are refused with exit code 2 and the
-//! advice to export `.usda`.
+//! `.usdc` binary crate files (and `.usd` files holding one) are read with the `openusd`
+//! crate and converted into the same [`Layer`] ([`usdc`]), so every rule above applies to
+//! them too. `.usdz` archives are refused with exit code 2 and the advice to export `.usda`.
 pub mod layer;
 pub mod lexer;
 pub mod mesh;
 pub mod parser;
+pub mod usdc;
 pub mod writer;
 pub mod xform;
 
@@ -130,18 +132,22 @@ fn unreadable(path: &Path, reason: impl std::fmt::Display) -> Error {
     )
 }
 
-/// Parses the file at `path` into a [`Layer`] (checks the magic and the encoding).
+/// Parses the file at `path` into a [`Layer`]: a crate file (`PXR-USDC` magic) through
+/// [`usdc`], else USD text (checks the encoding).
 pub fn read_layer(path: &Path) -> Result<Layer> {
     let bytes = std::fs::read(path)
         .map_err(|e| Error::input(path, None, format!("cannot read the file: {e}")))?;
-    if bytes.starts_with(b"PXR-USDC") {
-        return Err(Error::input(
-            path,
-            None,
-            "is a binary USD crate file (.usdc), which this build cannot read; export the \
-             scene as USD text (.usda; in Blender: File > Export > Universal Scene \
-             Description, file name ending in .usda)",
-        ));
+    if bytes.starts_with(usdc::MAGIC) {
+        return usdc::parse(&bytes).map_err(|reason| {
+            Error::input(
+                path,
+                None,
+                format!(
+                    "not a readable binary USD crate file ({reason}); export it again as \
+                     .usdc or as USD text (.usda)"
+                ),
+            )
+        });
     }
     if bytes.starts_with(b"PK\x03\x04") {
         return Err(Error::input(
@@ -159,7 +165,7 @@ pub fn read_layer(path: &Path) -> Result<Layer> {
     parser::parse(&text).map_err(|e| unreadable(path, e))
 }
 
-/// Reads every mesh of a `.usda` file.
+/// Reads every mesh of a `.usda` or `.usdc` file.
 pub fn read(path: &Path) -> Result<Imported> {
     let layer = read_layer(path)?;
     from_layer(path, &layer)
