@@ -183,17 +183,24 @@ impl Simulator {
     }
 
     /// Warnings about the initial state: particles that start inside a body (they are
-    /// pushed out over the first steps when less than 5 cm deep).
+    /// pushed out over the first steps when less than 5 cm deep), and a 3D shape far
+    /// (over 25% stretch) from the rest panels.
     pub fn initial_warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
         let depth = self.max_penetration();
         if depth > 0.1 {
-            vec![format!(
-                "the garment starts inside a body (up to {:.1}× the thickness deep); it is pushed out over the first steps — move it clear of the body for a clean start",
-                depth
-            )]
-        } else {
-            Vec::new()
+            warnings.push(format!(
+                "the garment starts inside a body (up to {depth:.1}× the thickness deep); it is pushed out over the first steps — move it clear of the body for a clean start"
+            ));
         }
+        let strain = self.max_strain();
+        if strain > 0.25 {
+            warnings.push(format!(
+                "the garment's shape differs from its UV panels by up to {:.0}% stretch; it will snap toward them in the first frames — check the UV layout or --uv-scale",
+                100.0 * strain
+            ));
+        }
+        warnings
     }
 
     /// Contacts of the last step.
