@@ -84,3 +84,24 @@ def test_body_time_samples_in_centimetres_match_the_geo_sequence_in_metres():
             w = world.Transform(Gf.Vec3d(p)) * 0.01
             worst = max(worst, max(abs(a - b) for a, b in zip(w, q)))
     assert worst < 1e-6, worst
+
+
+def test_cache_of_a_usd_garment_has_its_point_count_and_order(drape, tmp_path):
+    """Issue 4: a cache written for a USD garment has one point per USD point, in the USD
+    point order, at rest in the first sample (positions as pxr reads them)."""
+    from readers import read_pc2
+
+    for name in ["sheet_seam.usda", "sheet_seam.usdc"]:
+        src = FIXTURES / "usd" / name
+        out = tmp_path / (name + ".pc2")
+        drape("simulate", src, "--frames", "1..4", "-o", out, "--progress", "none")
+        stage = Usd.Stage.Open(str(src))
+        mesh = next(UsdGeom.Mesh(p) for p in stage.Traverse() if p.IsA(UsdGeom.Mesh))
+        points = [tuple(p) for p in mesh.GetPointsAttr().Get(Usd.TimeCode.Default())]
+        start, _, frames = read_pc2(out)
+        assert start == 1.0 and len(frames) == 4
+        assert len(frames[0]) == len(points) == 169
+        for k, (a, b) in enumerate(zip(frames[0], points)):
+            assert max(abs(x - y) for x, y in zip(a, b)) == 0.0, f"{name} point {k}: {a} vs {b}"
+        # The sheet then moves (it hangs from two pinned corners).
+        assert max(abs(a[1] - b[1]) for a, b in zip(frames[3], frames[0])) > 1e-4
