@@ -104,8 +104,11 @@ pub struct SelfCollision {
     pub distance: f64,
     tri_bvh: Bvh,
     edge_bvh: Bvh,
-    /// Point–triangle springs of the previous detection, to recognise pairs that crossed.
+    /// Point–triangle springs at the start of the last accepted step, to recognise pairs
+    /// that crossed.
     previous: Vec<Repulsion>,
+    /// Point–triangle springs of the current attempt, kept by [`SelfCollision::accept`].
+    pending: Vec<Repulsion>,
 }
 
 impl SelfCollision {
@@ -130,7 +133,14 @@ impl SelfCollision {
             edges,
             distance,
             previous: Vec::new(),
+            pending: Vec::new(),
         }
+    }
+
+    /// Keeps the current attempt's springs as the reference for the next step (call when
+    /// the step is accepted; a rejected attempt keeps the older reference).
+    pub fn accept(&mut self) {
+        self.previous = std::mem::take(&mut self.pending);
     }
 
     /// Repulsion springs for every point–triangle and edge–edge pair closer than the
@@ -160,7 +170,7 @@ impl SelfCollision {
                 None => alterations.push((p, y)),
             }
         }
-        self.previous = springs
+        self.pending = springs
             .iter()
             .filter(|r| r.point_triangle)
             .copied()
@@ -380,6 +390,7 @@ mod tests {
         let target = (x[0] + x[1] + x[3]) / 3.0;
         x[8] = target + Vec3::new(0.0, 0.002, 0.0);
         let (springs, alterations) = sc.detect(&x);
+        sc.accept();
         let ours: Vec<&Repulsion> = springs
             .iter()
             .filter(|r| r.nodes[0] == 8 && r.point_triangle)

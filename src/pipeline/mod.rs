@@ -355,6 +355,9 @@ impl Simulator {
         if !self.bodies.is_empty() {
             self.contacts.remember(&self.impulses, &self.v, h);
         }
+        if let Some(sc) = &mut self.self_collision {
+            sc.accept();
+        }
         stats.max_residual = stats.max_residual.max(result.relative_residual);
         Ok(())
     }
