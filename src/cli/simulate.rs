@@ -87,6 +87,7 @@ fn simulate(
     };
 
     let mut runs = Vec::new();
+    let mut warnings = Vec::new();
     for (i, (garment, out)) in scene.garments.iter().zip(outputs).enumerate() {
         // A scene file may give each garment its own material.
         let material = match selected
@@ -104,7 +105,7 @@ fn simulate(
         }
         let sim = sim.with_bodies(&scene.bodies, &material, f64::from(first), fps)?;
         for w in sim.initial_warnings() {
-            progress.warning(&format!("garment '{}': {w}", garment.name));
+            warnings.push(format!("garment '{}': {w}", garment.name));
         }
         runs.push(Run {
             garment,
@@ -134,6 +135,9 @@ fn simulate(
         );
     }
     progress.start("simulate", (first, last), &names);
+    for w in &warnings {
+        progress.warning(w);
+    }
 
     let total = (i64::from(last) - i64::from(first) + 1) as usize;
     let mut writers: Vec<Box<dyn CacheWriter>> = Vec::new();
