@@ -83,12 +83,12 @@ pub struct SimulateArgs {
     /// Scene file: .gltf / .glb, .usda / .usdc / .usd, a Houdini .geo (JSON) or a .json
     /// scene file.
     pub scene: PathBuf,
-    /// Node / mesh name of a garment (repeatable). Default: meshes whose glTF extras mark
-    /// them as garments (`drape.role = "garment"` or `drape_role`).
+    /// Node / prim / file-stem name of a garment (repeatable). Default: meshes marked as
+    /// garments (glTF extras `drape.role = "garment"` or `drape_role`, USD
+    /// `userProperties:drape_role` or customData `drape:role`, Houdini detail `drape_role`).
     #[arg(long = "garment", value_name = "NAME")]
     pub garments: Vec<String>,
-    /// Collision body (repeatable). Default: every other mesh. Bodies are not simulated by
-    /// this build yet.
+    /// Collision body, static or animated (repeatable). Default: every other mesh.
     #[arg(long = "body", value_name = "NAME")]
     pub bodies: Vec<String>,
     /// Inclusive frame range A..B. Default: the scene's animation range, else 1..48.

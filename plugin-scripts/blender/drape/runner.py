@@ -1,0 +1,340 @@
+"""Runs the `drape` binary for a host application, with no host import (no `bpy`, no `hou`).
+
+The one plain-Python runner of both plug-ins: the Blender extension imports it as
+`drape.runner`, the Houdini package's `drape_houdini.runner` loads this same file. It
+
+- finds the binary (`find_binary`),
+- builds command lines (`simulate_command`, `control_command`) and Houdini scene files
+  (`scene_file`),
+- launches `drape ... --progress json` with `subprocess.Popen` (`Job`), whose reader thread
+  parses the JSON lines of stderr (SPEC "Progress protocol") into a queue that the host
+  drains on its own main thread (`Job.poll`),
+- cancels (`Job.cancel`: SIGTERM, after which drape stops at the next frame boundary with exit
+  code 130 and keeps `<out>.partial`),
+- surfaces errors (`Job.error`: the message of an `{"event":"error"}` line, else the last
+  plain stderr lines, else the meaning of the exit code, SPEC "Exit codes").
+"""
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+
+#: Exit codes of SPEC "Exit codes".
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_INPUT = 2
+EXIT_FAILED = 3
+EXIT_INTERRUPTED = 130
+
+EXIT_MEANING = {
+    EXIT_OK: "success",
+    EXIT_INTERNAL: "internal error in drape",
+    EXIT_INPUT: "bad input or usage",
+    EXIT_FAILED: "the simulation failed (partial cache kept)",
+    EXIT_INTERRUPTED: "interrupted (partial cache kept)",
+}
+
+#: Material presets of SPEC "Common options" (`--material`).
+MATERIALS = ("cotton", "silk", "denim", "jersey", "leather")
+
+BINARY_NAME = "drape.exe" if os.name == "nt" else "drape"
+
+
+class DrapeError(Exception):
+    """A problem the artist must fix (binary not found, bad settings)."""
+
+
+def find_binary(preference="", beside=None):
+    """The drape executable: `preference` if set, else `drape` on PATH, else beside `beside`
+    (a directory, e.g. the extension's own) or in its `bin/` subdirectory."""
+    if preference:
+        path = os.path.abspath(os.path.expanduser(preference))
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+        raise DrapeError(f"drape binary '{preference}' is not an executable file; fix the path")
+    found = shutil.which("drape")
+    if found:
+        return found
+    if beside:
+        for candidate in (os.path.join(beside, BINARY_NAME), os.path.join(beside, "bin", BINARY_NAME)):
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return candidate
+    raise DrapeError("drape binary not found on PATH nor beside the plug-in; set its path")
+
+
+def _common(frames=None, fps=None, material=None, max_step=None, force=True, extra=()):
+    args = []
+    if frames is not None:
+        first, last = frames
+        if int(last) < int(first):
+            raise DrapeError(f"frame range {first}..{last} is empty")
+        args += ["--frames", f"{int(first)}..{int(last)}"]
+    if fps is not None:
+        args += ["--fps", f"{float(fps):.10g}"]
+    if material:
+        args += ["--material", str(material)]
+    if max_step is not None and max_step > 0:
+        args += ["--max-step", f"{float(max_step):g}"]
+    if force:
+        args.append("--force")
+    args += ["--progress", "json"]
+    return args + [str(a) for a in extra]
+
+
+def simulate_command(binary, scene, out, garments=(), bodies=(), **options):
+    """`drape simulate SCENE [--garment G]... [--body B]... -o OUT [options] --progress json`.
+
+    options: frames=(first, last), fps, material, max_step, force (default True), extra."""
+    cmd = [str(binary), "simulate", str(scene)]
+    for g in garments:
+        cmd += ["--garment", str(g)]
+    for b in bodies:
+        cmd += ["--body", str(b)]
+    cmd += ["-o", str(out)]
+    return cmd + _common(**options)
+
+
+def control_command(binary, scene, keyframes, out, **options):
+    """`drape control SCENE --keyframes SOURCE -o OUT [options] --progress json`."""
+    cmd = [str(binary), "control", str(scene), "--keyframes", str(keyframes), "-o", str(out)]
+    return cmd + _common(**options)
+
+
+def scene_file(path, garment, bodies, frames, fps, material="cotton"):
+    """Writes a drape scene file (SPEC "Scene file") naming one garment and its bodies.
+
+    garment: {"file", "name", "out"}; bodies: [{"file"} or {"file", "name"}] (a `$F4`
+    sequence file for an animated body; without "name" every mesh of the file is a body). Paths are written relative to the scene file when they are inside its
+    directory. Returns `path`."""
+    base = os.path.dirname(os.path.abspath(path))
+
+    def rel(p):
+        p = os.path.abspath(p)
+        return os.path.relpath(p, base) if p.startswith(base + os.sep) else p
+
+    doc = {
+        "frames": {"start": int(frames[0]), "end": int(frames[1]), "fps": float(fps)},
+        "garments": [{"file": rel(garment["file"]), "name": garment["name"],
+                      "material": material, "out": rel(garment["out"])}],
+        "bodies": [dict({"file": rel(b["file"])}, **({"name": b["name"]} if b.get("name") else {}))
+                   for b in bodies],
+    }
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=2)
+    return path
+
+
+def parse_line(line):
+    """One stderr line as an event dict. JSON objects with an "event" key are returned as
+    they are; anything else becomes {"event": "log", "message": line}; blank lines None."""
+    line = line.strip()
+    if not line:
+        return None
+    if line.startswith("{"):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            event = None
+        if isinstance(event, dict) and "event" in event:
+            return event
+    return {"event": "log", "message": line}
+
+
+class Progress:
+    """What the host shows: fraction done in [0, 1], a status line, optimisation objectives."""
+
+    def __init__(self):
+        self.fraction = 0.0
+        self.status = "starting drape"
+        self.frame = None
+        self.objectives = []  # (iteration, objective) of `drape control`
+        self.warnings = []
+        self.outputs = []
+
+    def update(self, event):
+        """Folds one event into the state; returns True if what the host shows changed."""
+        kind = event.get("event")
+        if kind == "start":
+            frames = event.get("frames") or ["?", "?"]
+            self.status = f"drape {event.get('command', '')}: frames {frames[0]}..{frames[-1]}"
+        elif kind == "frame":
+            total = max(int(event.get("total", 0) or 0), 1)
+            done = int(event.get("done", 0) or 0)
+            self.fraction = min(max(done / total, 0.0), 1.0)
+            self.frame = event.get("frame")
+            self.status = (
+                f"drape: frame {self.frame} ({done}/{total}), "
+                f"{float(event.get('elapsed_s', 0.0)):.1f} s"
+            )
+        elif kind == "iteration":
+            of = max(int(event.get("of", 0) or 0), 1)
+            it = int(event.get("iteration", 0) or 0)
+            self.fraction = min(max(it / of, 0.0), 1.0)
+            objective = event.get("objective")
+            self.objectives.append((it, objective))
+            self.status = f"drape: iteration {it}/{of}, objective {objective:.6g}" if isinstance(
+                objective, (int, float)) else f"drape: iteration {it}/{of}"
+        elif kind == "warning":
+            self.warnings.append(event.get("message", ""))
+            return False
+        elif kind == "done":
+            self.fraction = 1.0
+            self.outputs = list(event.get("outputs", []))
+            self.status = f"drape: done in {float(event.get('elapsed_s', 0.0)):.1f} s"
+        else:
+            return False
+        return True
+
+
+class Job:
+    """One running drape process.
+
+    The reader thread only parses lines and puts events on `events`; the host calls `poll()`
+    on its main thread (a modal timer in Blender, the InterruptableOperation loop in Houdini)
+    to fold them into `progress`, so no host data is touched off the main thread."""
+
+    def __init__(self, command, cwd=None):
+        self.command = [str(c) for c in command]
+        self.cwd = cwd
+        self.events = queue.Queue()
+        self.progress = Progress()
+        self.error_event = None
+        self.log = []  # plain stderr lines (not JSON events)
+        self.cancelled = False
+        self._proc = None
+        self._thread = None
+
+    def start(self):
+        """Launches the process and its stderr reader thread; returns self."""
+        kwargs = {}
+        if os.name == "nt":
+            kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
+        try:
+            self._proc = subprocess.Popen(
+                self.command, cwd=self.cwd, stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                text=True, encoding="utf-8", errors="replace", bufsize=1, **kwargs,
+            )
+        except OSError as e:
+            raise DrapeError(f"cannot run {self.command[0]}: {e}") from e
+        self._thread = threading.Thread(target=self._read, name="drape-stderr", daemon=True)
+        self._thread.start()
+        return self
+
+    def _read(self):
+        for line in self._proc.stderr:
+            event = parse_line(line)
+            if event is not None:
+                self.events.put(event)
+        self._proc.stderr.close()
+
+    def poll(self):
+        """Drains the queued events (main thread); returns them in order."""
+        out = []
+        while True:
+            try:
+                event = self.events.get_nowait()
+            except queue.Empty:
+                return out
+            kind = event.get("event")
+            if kind == "error":
+                self.error_event = event
+            elif kind == "log":
+                self.log.append(event.get("message", ""))
+            self.progress.update(event)
+            out.append(event)
+
+    @property
+    def returncode(self):
+        """The exit code once the process ended and its stderr was read, else None."""
+        if self._proc is None or self._proc.poll() is None:
+            return None
+        if self._thread is not None and self._thread.is_alive():
+            return None
+        return self._proc.returncode
+
+    @property
+    def finished(self):
+        return self.returncode is not None
+
+    def wait(self, timeout=None, on_event=None):
+        """Blocks until the process ends (polling events, passing each to `on_event`);
+        returns the exit code."""
+        self._proc.wait(timeout=timeout)
+        self._thread.join(timeout=timeout)
+        for event in self.poll():
+            if on_event:
+                on_event(event)
+        return self._proc.returncode
+
+    def run(self, on_event=None, tick=0.1, should_cancel=None):
+        """Starts (if needed) and runs to completion, calling `on_event` for each event and
+        `should_cancel()` every `tick` seconds; returns the exit code."""
+        if self._proc is None:
+            self.start()
+        while not self.finished:
+            for event in self.poll():
+                if on_event:
+                    on_event(event)
+            if should_cancel and not self.cancelled and should_cancel():
+                self.cancel()
+            try:
+                self._proc.wait(timeout=tick)
+            except subprocess.TimeoutExpired:
+                pass
+        return self.wait(on_event=on_event)
+
+    def cancel(self):
+        """Asks drape to stop: SIGTERM (CTRL_BREAK on Windows); drape finishes the current
+        frame, keeps `<out>.partial` and exits 130."""
+        if self._proc is None or self._proc.poll() is not None:
+            return
+        self.cancelled = True
+        if os.name == "nt":
+            import signal
+            self._proc.send_signal(signal.CTRL_BREAK_EVENT)
+        else:
+            self._proc.terminate()
+
+    def kill(self):
+        """Stops at once (a second cancel); the partial cache keeps the finished frames."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+
+    def error(self):
+        """None on success (exit 0), else a message for the artist."""
+        code = self.returncode
+        if code is None or code == EXIT_OK:
+            return None
+        if self.error_event is not None and self.error_event.get("message"):
+            return str(self.error_event["message"])
+        if code < 0:
+            return f"drape was stopped by signal {-code}"
+        meaning = EXIT_MEANING.get(code, "unexpected exit code")
+        tail = "; ".join(line for line in self.log[-3:] if line)
+        return f"drape exited with code {code} ({meaning})" + (f": {tail}" if tail else "")
+
+
+def partial_path(out):
+    """Where drape keeps the finished frames of an interrupted or failed bake."""
+    return str(out) + ".partial"
+
+
+def result_path(out, code):
+    """The cache to load after exit `code`: `out` on success, its `.partial` when the bake
+    stopped early and it exists, else None."""
+    if code == EXIT_OK and os.path.exists(out):
+        return str(out)
+    partial = partial_path(out)
+    if code in (EXIT_FAILED, EXIT_INTERRUPTED) or code is not None and code < 0:
+        if os.path.exists(partial) and os.path.getsize(partial) > 32:
+            return partial
+    return None
+
+
+if __name__ == "__main__":  # pragma: no cover - a command-line smoke use
+    job = Job(sys.argv[1:]).start()
+    sys.exit(job.run(on_event=lambda e: print(job.progress.status)))
