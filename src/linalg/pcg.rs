@@ -48,6 +48,10 @@ pub struct PcgSettings {
     pub tolerance: f64,
     /// Iteration cap.
     pub max_iterations: usize,
+    /// Start from the caller's `dv` in the free directions (`Δv₀ = S dv + z`) instead of
+    /// `Δv₀ = z`: consecutive implicit steps have similar Δv, so this saves iterations.
+    /// The constrained components are still `z` (up to rounding of `(I − S) S`).
+    pub warm_start: bool,
 }
 
 impl Default for PcgSettings {
@@ -55,6 +59,7 @@ impl Default for PcgSettings {
         PcgSettings {
             tolerance: 1e-6,
             max_iterations: 1000,
+            warm_start: false,
         }
     }
 }
@@ -187,12 +192,25 @@ pub fn modified_pcg(
         .enumerate()
         .for_each(|(i, p)| *p = spd_inverse_or_diagonal(&a.diagonal(i)));
 
-    // Line 2: Δv = z (free particles have no constrained direction: z = 0).
-    dv.par_iter_mut().for_each(|x| *x = Vec3::zeros());
-    for k in constraints {
-        dv[k.particle] = k.z;
+    // Line 2: Δv = z (free particles have no constrained direction: z = 0), or with a warm
+    // start Δv = S dv + z.
+    if settings.warm_start {
+        dv.par_iter_mut().enumerate().for_each(|(i, x)| {
+            if !x.iter().all(|c| c.is_finite()) {
+                *x = Vec3::zeros();
+            }
+            *x = f.apply(i, *x);
+        });
+        for k in constraints {
+            dv[k.particle] += k.z;
+        }
+    } else {
+        dv.par_iter_mut().for_each(|x| *x = Vec3::zeros());
+        for k in constraints {
+            dv[k.particle] = k.z;
+        }
     }
-    let has_z = constraints.iter().any(|k| k.z != Vec3::zeros());
+    let has_z = settings.warm_start || constraints.iter().any(|k| k.z != Vec3::zeros());
     if has_z {
         a.mul_vec(dv, q);
     }

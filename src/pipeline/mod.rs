@@ -396,6 +396,7 @@ impl Simulator {
         let settings = PcgSettings {
             tolerance: self.params.cg_tolerance,
             max_iterations: self.params.cg_max_iterations,
+            warm_start: self.params.cg_warm_start,
         };
         modified_pcg(
             &self.system.matrix,

@@ -76,6 +76,7 @@ fn pcg_is_bit_identical_for_one_and_two_threads() {
     let settings = PcgSettings {
         tolerance: 1e-9,
         max_iterations: 500,
+        warm_start: false,
     };
     let run = || {
         let mut scratch = PcgScratch::default();
