@@ -3,14 +3,19 @@
 //! [`Simulator::step`] reads like the algorithm:
 //!
 //! ```text
+//! sample bodies        body positions at the step's start and end frames
 //! constrain pins       S_i = 0, z_i = (p(t + h) − x₀)/h − v₀ᵢ: pins reach their targets
 //!                      exactly (fixed, following the garment's animation or a body)
+//! detect contacts      body contacts → constraints (S, z) and position alteration y
+//!                      (§5, §6.2, collision::contact); self-contacts → repulsion springs
+//!                      and y for pairs already crossing (§6, collision::self_contact)
 //! assemble             (M − h ∂f/∂v − h² ∂f/∂x) Δv = h (f₀ + ∂f/∂x (h v₀ + y))    eq. 18
 //! solve                modified PCG with the filter (§5.3)
 //! advance              v₁ = v₀ + Δv,  x₁ = x₀ + h v₁ + y                          eq. 17
 //! check                reject if any triangle's ‖w_u‖ or ‖w_v‖ changed from x₀ + y by
-//!                      more than `max_stretch_change`, a particle ends inside a body, or
-//!                      the solve failed; retry at h/2                                §7
+//!                      more than `max_stretch_change`, a particle ends inside a body or
+//!                      passes through the cloth, or the solve failed; retry at h/2   §7
+//! remember             contact forces (§5.4) decide release and friction next step
 //! ```
 //! [`Simulator::advance`] steps until the end of a frame, never stepping past it.
 pub mod assemble;
