@@ -29,12 +29,7 @@ fn main() {
     let g = bench::sheet(51);
     let mut base = None;
     for factor in [0.1, 1.0, 10.0, 100.0, 1000.0] {
-        let m = Material {
-            bend_u: material.bend_u * factor,
-            bend_v: material.bend_v * factor,
-            bend_damping: material.bend_damping * factor,
-            ..material.clone()
-        };
+        let m = material.with_bend_scaled(factor);
         match bench::run_garment(&g, &m, &params, 24.0, frames) {
             Ok(r) => {
                 if factor == 1.0 {

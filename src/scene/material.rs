@@ -132,6 +132,17 @@ impl Material {
         })
     }
 
+    /// This material with bend rigidity and bend damping multiplied by `factor` (the
+    /// stiffness sweeps of Baraff §8).
+    pub fn with_bend_scaled(&self, factor: f64) -> Material {
+        Material {
+            bend_u: self.bend_u * factor,
+            bend_v: self.bend_v * factor,
+            bend_damping: self.bend_damping * factor,
+            ..self.clone()
+        }
+    }
+
     /// A preset name or a JSON file (`{"density": 0.2, ...}`, missing fields from cotton).
     pub fn from_arg(arg: &str) -> Result<Material> {
         if let Some(m) = Material::preset(arg) {
