@@ -20,6 +20,7 @@ pub mod bench;
 pub mod cache;
 pub mod cli;
 pub mod collision;
+pub mod control;
 pub mod error;
 pub mod fixtures;
 pub mod forces;

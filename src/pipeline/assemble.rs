@@ -141,6 +141,66 @@ impl System {
         wind: Vec3,
         mode: JacobianMode,
     ) {
+        let state = State {
+            model,
+            x,
+            v,
+            wind,
+            mode,
+        };
+        self.fill_elements(&state, &SystemWriter { v, y, h });
+        let blocks = per_set(
+            &self.triangle_blocks,
+            &self.hinge_blocks,
+            &self.repulsion_blocks,
+        );
+        self.plan
+            .gather_matrix(&blocks, Some(&self.mass_blocks), &mut self.matrix);
+        let vectors = per_set(&self.triangle_rhs, &self.hinge_rhs, &self.repulsion_rhs);
+        self.plan.gather_vector(&vectors, &mut self.rhs);
+        self.rhs
+            .par_iter_mut()
+            .zip(model.mass.par_iter())
+            .for_each(|(b, &m)| *b += h * gravity(m, g));
+    }
+
+    /// `(∂f/∂x)ᵀ w` with the Jacobians of `mode` at state `(x, v)`, over the current
+    /// elements (triangles, hinges and this step's self-contact springs), element by element
+    /// without assembling a matrix. The adjoint pass of keyframe control (Stuyck eq. 8.10)
+    /// uses it with [`JacobianMode::Exact`]. Overwrites the element buffers.
+    pub fn stiffness_transpose_product(
+        &mut self,
+        model: &ClothModel,
+        x: &[Vec3],
+        v: &[Vec3],
+        wind: Vec3,
+        mode: JacobianMode,
+        w: &[Vec3],
+    ) -> Vec<Vec3> {
+        let state = State {
+            model,
+            x,
+            v,
+            wind,
+            mode,
+        };
+        self.fill_elements(&state, &TransposeProduct { w });
+        let vectors = self.vector_buffers();
+        let mut out = vec![Vec3::zeros(); x.len()];
+        self.plan.gather_vector(&vectors, &mut out);
+        out
+    }
+
+    /// Computes every element's forces at `state` and lets `writer` fill its slots of the
+    /// flat block and vector buffers.
+    fn fill_elements(&mut self, state: &State, writer: &impl ElementWriter) {
+        let State {
+            model,
+            x,
+            v,
+            wind,
+            mode,
+        } = *state;
         let coeff = &self.coefficients;
         self.triangle_blocks
             .par_chunks_mut(9)
@@ -157,8 +217,7 @@ impl System {
                 if coeff.drag > 0.0 {
                     e.add(&drag(&xs, &vs, rest.area, coeff.drag, wind, mode));
                 }
-                let ys = tri.map(|i| y[i]);
-                write_element(&e, &vs, &ys, h, blocks, rhs);
+                writer.write(&e, tri, blocks, rhs);
             });
         self.hinge_blocks
             .par_chunks_mut(16)
@@ -171,8 +230,7 @@ impl System {
                 let vs = nodes.map(|i| v[i]);
                 let (kb, kdb) = coeff.hinges[k];
                 let e = bend(&xs, &vs, hinge.rest_angle, kb, kdb, mode);
-                let ys = nodes.map(|i| y[i]);
-                write_element(&e, &vs, &ys, h, blocks, rhs);
+                writer.write(&e, nodes, blocks, rhs);
             });
         let (d, kr, kdr) = self.repulsion_params;
         let repulsions = &self.repulsions;
@@ -185,31 +243,45 @@ impl System {
                 let xs = r.nodes.map(|i| x[i]);
                 let vs = r.nodes.map(|i| v[i]);
                 let e = repulsion_forces(r, &xs, &vs, d, kr, kdr, mode);
-                let ys = r.nodes.map(|i| y[i]);
-                write_element(&e, &vs, &ys, h, blocks, rhs);
+                writer.write(&e, r.nodes, blocks, rhs);
             });
-        let blocks: Vec<&[Mat3]> = if self.repulsions.is_empty() {
-            vec![&self.triangle_blocks, &self.hinge_blocks]
-        } else {
-            vec![
-                &self.triangle_blocks,
-                &self.hinge_blocks,
-                &self.repulsion_blocks,
-            ]
-        };
-        self.plan
-            .gather_matrix(&blocks, Some(&self.mass_blocks), &mut self.matrix);
-        let vectors: Vec<&[Vec3]> = if self.repulsions.is_empty() {
-            vec![&self.triangle_rhs, &self.hinge_rhs]
-        } else {
-            vec![&self.triangle_rhs, &self.hinge_rhs, &self.repulsion_rhs]
-        };
-        self.plan.gather_vector(&vectors, &mut self.rhs);
-        self.rhs
-            .par_iter_mut()
-            .zip(model.mass.par_iter())
-            .for_each(|(b, &m)| *b += h * gravity(m, g));
     }
+
+    /// The vector buffers of the element sets of the current plan.
+    fn vector_buffers(&self) -> Vec<&[Vec3]> {
+        per_set(&self.triangle_rhs, &self.hinge_rhs, &self.repulsion_rhs)
+    }
+}
+
+/// Buffers in plan order: triangles, hinges, and self-contact springs when there are any.
+fn per_set<'a, T>(triangles: &'a [T], hinges: &'a [T], repulsions: &'a [T]) -> Vec<&'a [T]> {
+    let mut b = vec![triangles, hinges];
+    if !repulsions.is_empty() {
+        b.push(repulsions);
+    }
+    b
+}
+
+/// The state the element forces are evaluated at.
+#[derive(Clone, Copy)]
+struct State<'a> {
+    model: &'a ClothModel,
+    x: &'a [Vec3],
+    v: &'a [Vec3],
+    wind: Vec3,
+    mode: JacobianMode,
+}
+
+/// What one element contributes to the flat buffers, given its forces and particles.
+trait ElementWriter: Sync {
+    /// Fills `blocks` (N² blocks, `[a * N + b]`) and `rhs` (N vectors) of one element.
+    fn write<const N: usize>(
+        &self,
+        e: &ElementForces<N>,
+        nodes: [usize; N],
+        blocks: &mut [Mat3],
+        rhs: &mut [Vec3],
+    );
 }
 
 impl System {
@@ -238,6 +310,11 @@ impl System {
         self.matrix = BlockCsr::zeros(self.plan.pattern.clone());
     }
 
+    /// This step's self-contact springs.
+    pub fn repulsions(&self) -> &[Repulsion] {
+        &self.repulsions
+    }
+
     /// Adds per-particle implicit terms after [`System::assemble`]: for each
     /// `(i, K, f)`, a force `f` at the start of the step with `∂f/∂v = −K`, so
     /// `A_ii += h K` and `b_i += h f` (used for sliding friction).
@@ -256,22 +333,51 @@ fn hinge_nodes(h: &crate::model::Hinge) -> [usize; 4] {
     [h.wings[0], h.edge[0], h.edge[1], h.wings[1]]
 }
 
-/// Writes one element's left-side blocks `−h ∂f/∂v − h² ∂f/∂x` and right-side share
-/// `h (f + ∂f/∂x (h v₀ + y))` into its slots of the flat buffers.
-fn write_element<const N: usize>(
-    e: &ElementForces<N>,
-    v: &[Vec3; N],
-    y: &[Vec3; N],
+/// The system of eq. 18: blocks `−h ∂f/∂v − h² ∂f/∂x`, right side `h (f + ∂f/∂x (h v₀ + y))`.
+struct SystemWriter<'a> {
+    v: &'a [Vec3],
+    y: &'a [Vec3],
     h: f64,
-    blocks: &mut [Mat3],
-    rhs: &mut [Vec3],
-) {
-    for a in 0..N {
-        let mut r = e.f[a];
-        for b in 0..N {
-            r += e.dfdx[a][b] * (h * v[b] + y[b]);
-            blocks[a * N + b] = -h * e.dfdv[a][b] - (h * h) * e.dfdx[a][b];
+}
+
+impl ElementWriter for SystemWriter<'_> {
+    fn write<const N: usize>(
+        &self,
+        e: &ElementForces<N>,
+        nodes: [usize; N],
+        blocks: &mut [Mat3],
+        rhs: &mut [Vec3],
+    ) {
+        let h = self.h;
+        for a in 0..N {
+            let mut r = e.f[a];
+            for b in 0..N {
+                let j = nodes[b];
+                r += e.dfdx[a][b] * (h * self.v[j] + self.y[j]);
+                blocks[a * N + b] = -h * e.dfdv[a][b] - (h * h) * e.dfdx[a][b];
+            }
+            rhs[a] = h * r;
         }
-        rhs[a] = h * r;
+    }
+}
+
+/// `(∂f/∂x)ᵀ w` per element: entry `a` is `Σ_b (∂f_b/∂x_a)ᵀ w_b`.
+struct TransposeProduct<'a> {
+    w: &'a [Vec3],
+}
+
+impl ElementWriter for TransposeProduct<'_> {
+    fn write<const N: usize>(
+        &self,
+        e: &ElementForces<N>,
+        nodes: [usize; N],
+        _blocks: &mut [Mat3],
+        rhs: &mut [Vec3],
+    ) {
+        for a in 0..N {
+            rhs[a] = (0..N)
+                .map(|b| e.dfdx[b][a].transpose() * self.w[nodes[b]])
+                .sum();
+        }
     }
 }

@@ -21,9 +21,11 @@
 pub mod assemble;
 pub mod params;
 pub mod pins;
+pub mod record;
 pub mod step_control;
 
 pub use params::SolverParams;
+pub use record::StepRecord;
 
 use crate::collision::contact::Contact;
 use crate::collision::self_contact::SelfCollision;
@@ -101,6 +103,13 @@ pub struct Simulator {
     collision_time: [f64; 2],
     /// Frame number at time 0 and frames per second, to sample body animations.
     clock: (f64, f64),
+    /// Applied external forces (N) per particle, constant over the steps until changed
+    /// (keyframe control forces, Stuyck §8.4); `None` when there are none.
+    applied: Option<Vec<Vec3>>,
+    /// Accepted steps recorded for the adjoint pass, when recording.
+    tape: Option<Vec<StepRecord>>,
+    /// Jacobians the last solve used.
+    mode: JacobianMode,
 }
 
 /// Why a proposed step was not accepted.
@@ -155,6 +164,9 @@ impl Simulator {
             self_collision,
             collision_time: [0.0; 2],
             clock: (0.0, 24.0),
+            applied: None,
+            tape: None,
+            mode: JacobianMode::System,
         }
     }
 
@@ -206,6 +218,37 @@ impl Simulator {
             ));
         }
         warnings
+    }
+
+    /// Sets external forces `f` (N, one per particle) applied at every following step,
+    /// explicitly (no Jacobian; Stuyck eq. 8.12), until changed; `None` removes them.
+    /// They enter the right side of eq. 18 as `h f`, so the filter keeps them out of the
+    /// constrained directions of pinned and contact particles.
+    pub fn set_applied_forces(&mut self, f: Option<Vec<Vec3>>) {
+        debug_assert!(f.as_ref().is_none_or(|f| f.len() == self.x.len()));
+        self.applied = f;
+    }
+
+    /// Starts (or stops, dropping what was kept) recording a [`StepRecord`] of every
+    /// accepted step for the adjoint pass of keyframe control.
+    pub fn record_steps(&mut self, on: bool) {
+        self.tape = on.then(Vec::new);
+    }
+
+    /// The steps recorded since the last call (empty when not recording).
+    pub fn take_records(&mut self) -> Vec<StepRecord> {
+        self.tape.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// The solver parameters.
+    pub fn params(&self) -> &SolverParams {
+        &self.params
+    }
+
+    /// A fresh copy of this simulator's system (pattern, plan, coefficients) for rebuilding
+    /// recorded steps ([`StepRecord::rebuild`]).
+    pub fn system(&self) -> System {
+        self.system.clone()
     }
 
     /// Contacts of the last step.
@@ -343,6 +386,7 @@ impl Simulator {
         if !result.converged {
             return Err(Rejection::Solve);
         }
+        let record = self.tape.is_some().then(|| self.record(h));
         if !self.contacts.contacts.is_empty() {
             let all = constraint_forces(
                 &self.system.matrix,
@@ -363,6 +407,9 @@ impl Simulator {
         if let Some(sc) = &mut self.self_collision {
             sc.accept();
         }
+        if let (Some(tape), Some(r)) = (&mut self.tape, record) {
+            tape.push(r);
+        }
         stats.max_residual = stats.max_residual.max(result.relative_residual);
         Ok(())
     }
@@ -382,8 +429,37 @@ impl Simulator {
             .constrain(&self.v, &mut self.constraints, &mut self.y);
     }
 
+    /// What the adjoint pass needs to rebuild this step's system (called before the state
+    /// advances).
+    fn record(&self, h: f64) -> StepRecord {
+        let pins = self.constraints.len() - self.contacts.contacts.len();
+        StepRecord {
+            h,
+            x: self.x.clone(),
+            v: self.v.clone(),
+            y: (self.y.iter().enumerate())
+                .filter(|(_, y)| **y != Vec3::zeros())
+                .map(|(i, y)| (i, *y))
+                .collect(),
+            mode: self.mode,
+            constraints: self.constraints.clone(),
+            pins,
+            contact_normals: (self.contacts.contacts.iter())
+                .map(|c| (c.particle, c.normal))
+                .collect(),
+            repulsions: self.system.repulsions().to_vec(),
+            repulsion_distance: self.self_collision.as_ref().map_or(0.0, |s| s.distance),
+            friction: if self.contacts.contacts.is_empty() {
+                Vec::new()
+            } else {
+                self.contacts.friction_terms(&self.v)
+            },
+        }
+    }
+
     /// Assembles the step's system with Jacobians of `mode` and solves it into `dv`.
     fn solve(&mut self, h: f64, mode: JacobianMode) -> PcgResult {
+        self.mode = mode;
         self.system.assemble(
             &self.model,
             &self.x,
@@ -397,6 +473,13 @@ impl Simulator {
         if !self.contacts.contacts.is_empty() {
             let friction = self.contacts.friction_terms(&self.v);
             self.system.add_particle_terms(&friction, h);
+        }
+        if let Some(f) = &self.applied {
+            self.system
+                .rhs
+                .par_iter_mut()
+                .zip(f.par_iter())
+                .for_each(|(b, f)| *b += h * f);
         }
         let settings = PcgSettings {
             tolerance: self.params.cg_tolerance,

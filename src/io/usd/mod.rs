@@ -18,6 +18,11 @@
 //!   (`userProperties:blender:data_name`) and the full prim path select it too.
 //! * UsdSkel skinning (`skel:skeleton`, `primvars:skel:jointIndices`) is refused with the
 //!   advice to bake the armature motion into the points.
+//! * Keyframes: a mesh named `<garment>_key_<frame>` next to a mesh `<garment>` is a
+//!   keyframe shape of that garment (SPEC "Keyframes" (b)), never a garment or body: it
+//!   gets the role [`KEYFRAME_ROLE`] whatever role it carries, and
+//!   [`Imported::select`] fills `Garment::keyframes` from it; `primvars:key_weight`
+//!   (vertex float) gives `Garment::key_weight`.
 //! * Roles: `userProperties:drape_role` (Blender's export of the custom property
 //!   `drape_role`) or `customData = { dictionary drape = { string role = ... } }`
 //!   (`drape:role`), on the mesh or on its object Xform.
@@ -42,7 +47,7 @@ pub mod xform;
 mod tests;
 
 use crate::error::{Error, Result};
-use crate::io::objects::{unique_name, Imported, ImportedMesh};
+use crate::io::objects::{is_keyframe_mesh, unique_name, Imported, ImportedMesh};
 use crate::scene::{Animation, OutputFaces, UpAxis};
 use crate::{Mat3, Vec3};
 use layer::{Layer, Prim, Specifier, Value};
@@ -319,6 +324,7 @@ pub fn from_layer(path: &Path, layer: &Layer) -> Result<Imported> {
         m.role = role_of(f.prim).or_else(|| object.and_then(role_of));
         meshes.push(m);
     }
+    mark_keyframe_meshes(&mut meshes);
     let frame_range = match (info.start, info.end) {
         (Some(s), Some(e)) => {
             let (a, b) = (info.frame_of(s).round(), info.frame_of(e).round());
@@ -336,6 +342,27 @@ pub fn from_layer(path: &Path, layer: &Layer) -> Result<Imported> {
         fps: fps_authored.then(|| info.fps()),
         frame_range,
     })
+}
+
+/// Role given to keyframe meshes (`<garment>_key_<frame>`, SPEC "Keyframes" (b)).
+pub const KEYFRAME_ROLE: &str = "keyframe";
+
+/// Gives mesh `<name>_key_<frame>` the role [`KEYFRAME_ROLE`] when the file has a mesh
+/// `<name>`, overriding a `garment` role it inherited from the garment it was duplicated
+/// from (Blender copies custom properties such as `drape_role` to duplicates), so that it
+/// is never simulated as a garment of its own.
+fn mark_keyframe_meshes(meshes: &mut [ImportedMesh]) {
+    let names: Vec<String> = meshes.iter().map(|m| m.name.clone()).collect();
+    for m in meshes.iter_mut() {
+        let others: Vec<&str> = names
+            .iter()
+            .map(String::as_str)
+            .filter(|n| *n != m.name)
+            .collect();
+        if is_keyframe_mesh(&m.name, &others) {
+            m.role = Some(KEYFRAME_ROLE.to_string());
+        }
+    }
 }
 
 struct MeshReader<'a> {

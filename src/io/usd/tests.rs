@@ -318,3 +318,33 @@ proptest! {
         let _ = read_text(&String::from_utf8_lossy(&bytes));
     }
 }
+
+#[test]
+fn key_prims_named_after_a_mesh_get_the_keyframe_role_whatever_they_carry() {
+    // A Blender duplicate of the garment keeps its drape_role = "garment".
+    let key = BLENDER
+        .replace("def Xform \"Strip_001\"", "def Xform \"Strip_001_key_12\"")
+        .replace("\"Strip.001\"", "\"Strip.001_key_12\"");
+    let text = BLENDER.replacen(
+        "    def Scope \"_materials\"",
+        &format!(
+            "{}\n    def Scope \"_materials\"",
+            &key[key.find("    def Xform \"Strip_001_key_12\"").unwrap()
+                ..key.find("    def Scope \"_materials\"").unwrap()]
+        ),
+        1,
+    );
+    let f = read_text(&text).unwrap();
+    let roles: Vec<(&str, Option<&str>)> = f
+        .meshes
+        .iter()
+        .map(|m| (m.name.as_str(), m.role.as_deref()))
+        .collect();
+    assert_eq!(
+        roles,
+        vec![
+            ("Strip.001", Some("garment")),
+            ("Strip.001_key_12", Some(KEYFRAME_ROLE))
+        ]
+    );
+}

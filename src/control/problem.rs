@@ -1,0 +1,170 @@
+//! One keyframe-control problem: a garment's simulator at the first frame, its keyframes
+//! and the objective; [`ControlProblem::evaluate`] gives Φ and its gradient (forward pass
+//! plus adjoint sweep).
+use super::adjoint::AdjointSolver;
+use super::keyframes::Keyframe;
+use super::objective::{Breakdown, Objective};
+use super::tape;
+use crate::error::{Error, Result};
+use crate::pipeline::Simulator;
+use crate::Vec3;
+
+/// Settings of keyframe control besides the optimiser's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ControlSettings {
+    /// α of the objective (`--regularization`): the price of control forces against
+    /// keyframe error ([`Objective`]). Default 1e-4.
+    pub regularization: f64,
+    /// β (s²): weight of the velocity at keyframes (targets at rest). Default 0.
+    pub velocity_weight: f64,
+    /// Relative tolerance of the adjoint PCG solves. Default 1e-6.
+    pub adjoint_tolerance: f64,
+    /// Memory the step records of one forward pass may take (bytes) before the pass
+    /// switches to checkpoints ([`tape`]). Default 2 GiB.
+    pub memory_budget: usize,
+}
+
+impl Default for ControlSettings {
+    fn default() -> Self {
+        ControlSettings {
+            regularization: 1e-4,
+            velocity_weight: 0.0,
+            adjoint_tolerance: 1e-6,
+            memory_budget: 2 << 30,
+        }
+    }
+}
+
+/// Φ, its parts and its gradient at one control.
+#[derive(Debug, Clone)]
+pub struct Evaluated {
+    /// Φ split into keyframe and force terms, and the keyframe error (m).
+    pub breakdown: Breakdown,
+    /// ∂Φ/∂θ.
+    pub gradient: Vec<f64>,
+    /// Forward steps and CG iterations, adjoint CG iterations.
+    pub steps: usize,
+    /// CG iterations of the forward pass.
+    pub forward_iterations: usize,
+    /// CG iterations of the adjoint pass.
+    pub adjoint_iterations: usize,
+}
+
+/// A garment's control problem.
+#[derive(Debug, Clone)]
+pub struct ControlProblem {
+    template: Simulator,
+    objective: Objective,
+    fps: f64,
+    settings: ControlSettings,
+    segment: usize,
+}
+
+impl ControlProblem {
+    /// The problem of steering `template` (a simulator at frame `first`, bodies and pins
+    /// set up) to `keys` at `fps` frames per second.
+    pub fn new(
+        template: Simulator,
+        keys: &[Keyframe],
+        first: i32,
+        fps: f64,
+        settings: ControlSettings,
+    ) -> Result<Self> {
+        if keys.is_empty() {
+            return Err(Error::usage("keyframe control needs at least one keyframe"));
+        }
+        let model = template.model();
+        let objective = Objective::new(
+            keys,
+            first,
+            &model.mass,
+            settings.regularization,
+            settings.velocity_weight,
+        );
+        // Records of a frame: about 4 steps of x and v; checkpoints when they exceed the
+        // budget, in segments of about √H frames at least.
+        let frame_bytes = 4 * 2 * model.len() * std::mem::size_of::<Vec3>() + 4096;
+        let horizon = objective.horizon();
+        let fit = (settings.memory_budget / frame_bytes).max(1);
+        let segment = if fit >= horizon {
+            horizon
+        } else {
+            fit.min((horizon as f64).sqrt().ceil() as usize).max(1)
+        };
+        Ok(ControlProblem {
+            template,
+            objective,
+            fps,
+            settings,
+            segment,
+        })
+    }
+
+    /// Uses segments of `frames` frames between checkpoints instead of the planned ones.
+    pub fn with_segment(mut self, frames: usize) -> Self {
+        self.segment = frames.max(1);
+        self
+    }
+
+    /// The objective.
+    pub fn objective(&self) -> &Objective {
+        &self.objective
+    }
+
+    /// Number of control variables θ.
+    pub fn variables(&self) -> usize {
+        self.objective.variables()
+    }
+
+    /// The simulator at the first frame.
+    pub fn template(&self) -> &Simulator {
+        &self.template
+    }
+
+    /// Frames per second.
+    pub fn fps(&self) -> f64 {
+        self.fps
+    }
+
+    /// Φ(θ) and ∂Φ/∂θ: one forward pass and one adjoint sweep. Fails with
+    /// [`Error::Simulation`] when the forward simulation fails at θ.
+    pub fn evaluate(&self, theta: &[f64]) -> Result<Evaluated> {
+        if theta.len() != self.variables() {
+            return Err(Error::Internal(format!(
+                "control: {} variables given, {} expected",
+                theta.len(),
+                self.variables()
+            )));
+        }
+        let fwd = tape::forward(
+            &self.template,
+            &self.objective,
+            theta,
+            self.fps,
+            self.segment,
+        )?;
+        let mut breakdown = fwd.breakdown;
+        let (steps, forward_iterations) = (fwd.stats.steps, fwd.stats.cg_iterations);
+        let mut solver = AdjointSolver::new(
+            self.template.system(),
+            self.template.params(),
+            self.settings.adjoint_tolerance,
+        );
+        let mut gradient = tape::backward(
+            fwd,
+            &self.template,
+            &self.objective,
+            theta,
+            self.fps,
+            &mut solver,
+        )?;
+        breakdown.forces = self.objective.force_term(theta, &mut gradient);
+        Ok(Evaluated {
+            breakdown,
+            gradient,
+            steps,
+            forward_iterations,
+            adjoint_iterations: solver.iterations,
+        })
+    }
+}

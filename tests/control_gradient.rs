@@ -1,0 +1,168 @@
+//! Keyframe control (issue 6, "[5 of 7] Keyframe control"): the adjoint gradient of Φ
+//! against central finite differences of the simulation it differentiates.
+use drape::control::keyframes::Keyframe;
+use drape::control::problem::{ControlProblem, ControlSettings};
+use drape::fixtures::{bodies, sheet, SheetPins, SheetPlane, SheetSpec};
+use drape::model::{ClothModel, UvScale};
+use drape::pipeline::{Simulator, SolverParams};
+use drape::scene::{Body, Garment, Material};
+use drape::Vec3;
+
+/// Exact solves and fixed steps, so that Φ is a smooth function of θ for the differences.
+fn params(steps_per_frame: f64) -> SolverParams {
+    let mut p = SolverParams::new(24.0, Vec3::y());
+    p.max_step = 1.0 / (24.0 * steps_per_frame);
+    p.cg_tolerance = 1e-13;
+    p.max_stretch_change = f64::INFINITY;
+    p
+}
+
+fn simulator(g: &Garment, bodies: &[Body], params: SolverParams) -> Simulator {
+    let material = Material::preset("cotton").unwrap();
+    let model = ClothModel::build(g, UvScale::Auto, material.density).unwrap();
+    Simulator::new(model, &material, &g.pin, params)
+        .with_bodies(bodies, &material, 0.0, 24.0)
+        .unwrap()
+}
+
+/// A keyframe at `frame`: the uncontrolled state there, moved by `shift` on the lower half.
+fn keyframe(sim: &Simulator, frame: i32, shift: Vec3) -> Keyframe {
+    let mut s = sim.clone();
+    for _ in 0..frame {
+        s.advance(1.0 / 24.0).unwrap();
+    }
+    let n = s.positions().len();
+    let positions = (s.positions().iter().enumerate())
+        .map(|(i, p)| if i >= n / 2 { p + shift } else { *p })
+        .collect();
+    let weights = (0..n).map(|i| if i % 3 == 0 { 0.5 } else { 1.0 }).collect();
+    Keyframe {
+        frame,
+        positions,
+        weights,
+        name: format!("key_{frame}"),
+    }
+}
+
+/// Deterministic pseudo-random numbers in [−1, 1].
+fn noise(seed: u64, n: usize) -> Vec<f64> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// Compares the adjoint gradient with central differences along `directions` random
+/// directions; returns (worst relative error, cosine of the projected gradients).
+fn check(problem: &ControlProblem, theta: &[f64], directions: usize, eps: f64) -> (f64, f64) {
+    let at = problem.evaluate(theta).unwrap();
+    // Differences are only meaningful while the discrete choices (steps) stay the same.
+    let phi = |t: &[f64]| {
+        let e = problem.evaluate(t).unwrap();
+        assert_eq!(e.steps, at.steps, "the perturbation changed the step sequence");
+        e.breakdown.total()
+    };
+    let (mut worst, mut dot, mut na, mut nf) = (0.0f64, 0.0, 0.0, 0.0);
+    for k in 0..directions {
+        let d = noise(100 + k as u64, theta.len());
+        let plus: Vec<f64> = theta.iter().zip(&d).map(|(t, d)| t + eps * d).collect();
+        let minus: Vec<f64> = theta.iter().zip(&d).map(|(t, d)| t - eps * d).collect();
+        let (pp, pm) = (phi(&plus), phi(&minus));
+        let fd = (pp - pm) / (2.0 * eps);
+        let adj: f64 = at.gradient.iter().zip(&d).map(|(g, d)| g * d).sum();
+        let rel = (adj - fd).abs() / fd.abs().max(1e-300);
+        eprintln!("direction {k}: adjoint {adj:.9e}  differences {fd:.9e}  relative {rel:.2e}");
+        worst = worst.max(rel);
+        dot += adj * fd;
+        na += adj * adj;
+        nf += fd * fd;
+    }
+    (worst, dot / (na.sqrt() * nf.sqrt()))
+}
+
+#[test]
+fn adjoint_gradient_matches_differences_with_pins() {
+    let g = sheet(&SheetSpec {
+        n: 14,
+        pins: SheetPins::TopCorners,
+        ..SheetSpec::default()
+    });
+    let sim = simulator(&g, &[], params(2.0));
+    let key = keyframe(&sim, 12, Vec3::new(0.0, 0.0, 0.08));
+    let settings = ControlSettings {
+        regularization: 1e-3,
+        adjoint_tolerance: 1e-13,
+        ..ControlSettings::default()
+    };
+    let problem = ControlProblem::new(sim, &[key], 0, 24.0, settings).unwrap();
+    let theta: Vec<f64> = noise(7, problem.variables())
+        .iter()
+        .map(|t| 0.3 * t)
+        .collect();
+    let (worst, cosine) = check(&problem, &theta, 6, 1e-5);
+    eprintln!("pins: worst relative error {worst:.2e}, cosine {cosine:.8}");
+    assert!(cosine > 0.99, "cosine {cosine}");
+}
+
+#[test]
+fn adjoint_gradient_matches_differences_with_body_contact() {
+    let g = sheet(&SheetSpec {
+        n: 12,
+        size: 0.8,
+        plane: SheetPlane::Horizontal,
+        pins: SheetPins::None,
+        offset: Vec3::new(0.0, 0.01, 0.0),
+        ..SheetSpec::default()
+    });
+    let floor = bodies::inclined_plane(Vec3::zeros(), 2.0, 0.0, 4);
+    let sim = simulator(&g, &[floor], params(2.0));
+    let key = keyframe(&sim, 10, Vec3::new(0.05, 0.0, 0.0));
+    let settings = ControlSettings {
+        regularization: 1e-3,
+        adjoint_tolerance: 1e-13,
+        ..ControlSettings::default()
+    };
+    let problem = ControlProblem::new(sim, &[key], 0, 24.0, settings).unwrap();
+    let theta: Vec<f64> = noise(9, problem.variables())
+        .iter()
+        .map(|t| 0.2 * t)
+        .collect();
+    let (worst, cosine) = check(&problem, &theta, 6, 1e-5);
+    eprintln!("contact: worst relative error {worst:.2e}, cosine {cosine:.8}");
+    assert!(cosine > 0.99, "cosine {cosine}");
+}
+
+#[test]
+fn checkpointed_sweep_gives_the_same_gradient() {
+    let g = sheet(&SheetSpec {
+        n: 8,
+        ..SheetSpec::default()
+    });
+    let sim = simulator(&g, &[], SolverParams::new(24.0, Vec3::y()));
+    let keys = [
+        keyframe(&sim, 5, Vec3::new(0.0, 0.0, 0.05)),
+        keyframe(&sim, 11, Vec3::new(0.0, 0.0, -0.05)),
+    ];
+    let whole = ControlProblem::new(sim, &keys, 0, 24.0, ControlSettings::default()).unwrap();
+    let theta: Vec<f64> = noise(3, whole.variables())
+        .iter()
+        .map(|t| 0.1 * t)
+        .collect();
+    let a = whole.evaluate(&theta).unwrap();
+    for segment in [1, 3, 4] {
+        let b = whole
+            .clone()
+            .with_segment(segment)
+            .evaluate(&theta)
+            .unwrap();
+        assert_eq!(a.breakdown, b.breakdown, "segment {segment}");
+        assert_eq!(a.gradient, b.gradient, "segment {segment}");
+    }
+}
