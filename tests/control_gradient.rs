@@ -66,7 +66,10 @@ fn check(problem: &ControlProblem, theta: &[f64], directions: usize, eps: f64) -
     // Differences are only meaningful while the discrete choices (steps) stay the same.
     let phi = |t: &[f64]| {
         let e = problem.evaluate(t).unwrap();
-        assert_eq!(e.steps, at.steps, "the perturbation changed the step sequence");
+        assert_eq!(
+            e.steps, at.steps,
+            "the perturbation changed the step sequence"
+        );
         e.breakdown.total()
     };
     let (mut worst, mut dot, mut na, mut nf) = (0.0f64, 0.0, 0.0, 0.0);

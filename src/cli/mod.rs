@@ -2,6 +2,7 @@
 //! every library module; nothing in the library uses it.
 pub mod args;
 pub mod bench;
+pub mod control;
 pub mod inspect;
 pub mod interrupt;
 pub mod progress;
@@ -17,6 +18,7 @@ use crate::error::{Error, Result};
 pub fn run(cli: &Cli) -> Result<()> {
     match &cli.command {
         Command::Simulate(a) => with_threads(a.threads, || simulate::run(a)),
+        Command::Control(a) => with_threads(a.sim.threads, || control::run(a)),
         Command::Inspect(a) => inspect::run(a),
         Command::Bench(a) => with_threads(a.threads, || bench::run(a)),
     }
@@ -24,7 +26,11 @@ pub fn run(cli: &Cli) -> Result<()> {
 
 /// True if errors should be printed as JSON progress events.
 pub fn json_errors(cli: &Cli) -> bool {
-    matches!(&cli.command, Command::Simulate(a) if a.progress == args::ProgressMode::Json)
+    match &cli.command {
+        Command::Simulate(a) => a.progress == args::ProgressMode::Json,
+        Command::Control(a) => a.sim.progress == args::ProgressMode::Json,
+        _ => false,
+    }
 }
 
 /// True if the raw command line asks for JSON progress (`--progress json` or

@@ -79,6 +79,40 @@ impl Progress {
         }
     }
 
+    /// One finished optimisation iteration of `drape control` for `garment`.
+    pub fn iteration(
+        &self,
+        garment: &str,
+        iteration: usize,
+        of: usize,
+        objective: f64,
+        error: f64,
+    ) {
+        match self.mode {
+            ProgressMode::Json => self.emit(json!({
+                "event": "iteration", "garment": garment, "iteration": iteration, "of": of,
+                "objective": objective, "keyframe_error": error,
+                "elapsed_s": round3(self.elapsed()),
+            })),
+            ProgressMode::Bar => eprintln!(
+                "{garment}: iteration {iteration}/{of}, objective {objective:.4e}, keyframe error {:.1} mm",
+                1e3 * error
+            ),
+            _ => {}
+        }
+    }
+
+    /// A line of information for a person watching (bar mode only; JSON consumers get
+    /// the same facts from the events).
+    pub fn info(&self, message: &str) {
+        if self.mode == ProgressMode::Bar {
+            match &self.bar {
+                Some(bar) => bar.println(message),
+                None => eprintln!("{message}"),
+            }
+        }
+    }
+
     /// A warning the user should see.
     pub fn warning(&self, message: &str) {
         match self.mode {

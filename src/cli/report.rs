@@ -10,6 +10,8 @@
 //!   "per_frame": [{ "frame", "seconds", "steps", "rejections", "cg_iterations",
 //!                   "max_residual", "min_step", "definite_fallbacks", "contacts",
 //!                   "max_strain", "garments": [the same per garment, with "name"] }],
+//!   "iterations": [{ "garment", "iteration", "objective", "keyframe_error",
+//!                    "force_term", "gradient_norm", "evaluations", "seconds" }]  (control),
 //!   "elapsed_s": wall-clock seconds of the command }
 //! ```
 //! `per_frame` has one entry per simulated frame (B − A of them after a full bake: the
@@ -26,6 +28,7 @@ pub struct Report {
     path: PathBuf,
     head: serde_json::Map<String, Value>,
     per_frame: Vec<Value>,
+    iterations: Vec<Value>,
     outputs: Vec<String>,
     frames_written: usize,
 }
@@ -40,6 +43,7 @@ impl Report {
             path: path.to_path_buf(),
             head,
             per_frame: Vec::new(),
+            iterations: Vec::new(),
             outputs: Vec::new(),
             frames_written: 0,
         }
@@ -70,6 +74,11 @@ impl Report {
         self.per_frame.push(Value::Object(entry));
     }
 
+    /// One optimisation iteration of `drape control` (its fields as given).
+    pub fn iteration(&mut self, entry: Value) {
+        self.iterations.push(entry);
+    }
+
     /// The caches the bake produced (or left partial) and their sample count.
     pub fn outputs(&mut self, outputs: Vec<String>, frames_written: usize) {
         self.outputs = outputs;
@@ -94,6 +103,10 @@ impl Report {
             .insert("frames_written".into(), json!(self.frames_written));
         self.head
             .insert("per_frame".into(), Value::Array(self.per_frame));
+        if !self.iterations.is_empty() {
+            self.head
+                .insert("iterations".into(), Value::Array(self.iterations));
+        }
         self.head.insert("elapsed_s".into(), json!(elapsed_s));
         let text = serde_json::to_string_pretty(&Value::Object(self.head))
             .map_err(|e| Error::Internal(format!("report: {e}")))?;

@@ -25,10 +25,23 @@ use std::time::Instant;
 
 /// Runs `drape simulate`.
 pub fn run(args: &SimulateArgs) -> Result<()> {
+    run_command(args, "simulate", |p, r| simulate(args, p, r))
+}
+
+/// Runs a baking command with its interrupt handler, progress display and `--report`.
+pub(super) fn run_command(
+    args: &SimulateArgs,
+    command: &str,
+    body: impl FnOnce(&mut Progress, &mut Option<Report>) -> Result<()>,
+) -> Result<()> {
     interrupt::install(args.progress == ProgressMode::Json);
     let mut progress = Progress::new(args.progress);
-    let mut report = args.report.as_ref().map(|p| Report::new(p, &args.scene));
-    let result = simulate(args, &mut progress, &mut report);
+    let mut report = args.report.as_ref().map(|p| {
+        let mut r = Report::new(p, &args.scene);
+        r.set("command", json!(command));
+        r
+    });
+    let result = body(&mut progress, &mut report);
     if result.is_err() {
         progress.abandon();
     }
@@ -42,11 +55,16 @@ pub fn run(args: &SimulateArgs) -> Result<()> {
 }
 
 /// One garment being baked.
-struct Run<'a> {
-    garment: &'a Garment,
-    sim: Simulator,
+pub(super) struct Run<'a> {
+    /// The garment as imported.
+    pub garment: &'a Garment,
+    /// Its simulator.
+    pub sim: Simulator,
     to_cache: CacheTransform,
     out: PathBuf,
+    /// Control forces (N per particle) of the first frame intervals (`drape control`);
+    /// none after them.
+    pub controls: Vec<Vec<Vec3>>,
 }
 
 fn simulate(
@@ -54,6 +72,53 @@ fn simulate(
     progress: &mut Progress,
     report: &mut Option<Report>,
 ) -> Result<()> {
+    let selected = load(args)?;
+    let mut prepared = prepare_selected(args, &selected, report)?;
+    progress.start("simulate", prepared.frames, &prepared.names());
+    for w in &prepared.warnings {
+        progress.warning(w);
+    }
+    bake_caches(&mut prepared, progress, report)
+}
+
+/// A checked command line: the scene, its frame range, and one ready simulator per garment.
+pub(super) struct Prepared<'a> {
+    /// The scene file's `keyframes` settings, if any.
+    pub keyframes: Option<crate::io::scene_file::KeyframesEntry>,
+    /// Inclusive frame range.
+    pub frames: (i32, i32),
+    /// Frames per second.
+    pub fps: f64,
+    cache_up: UpAxis,
+    /// One run per garment.
+    pub runs: Vec<Run<'a>>,
+    /// Warnings about the initial states.
+    pub warnings: Vec<String>,
+}
+
+impl Prepared<'_> {
+    /// `(name, particles)` of every garment, for the start event.
+    pub fn names(&self) -> Vec<(String, usize)> {
+        (self.runs.iter())
+            .map(|r| (r.garment.name.clone(), r.sim.model().len()))
+            .collect()
+    }
+}
+
+/// Reads the scene the flags select.
+pub(super) fn load(args: &SimulateArgs) -> Result<crate::io::Selected> {
+    if let Some(f) = args.fps {
+        settings::positive("--fps", f)?;
+    }
+    crate::io::select(&args.scene, &args.garments, &args.bodies, args.fps)
+}
+
+/// Checks the flags and outputs and builds one simulator per garment of `selected`.
+pub(super) fn prepare_selected<'a>(
+    args: &SimulateArgs,
+    selected: &'a crate::io::Selected,
+    report: &mut Option<Report>,
+) -> Result<Prepared<'a>> {
     check_supported(args)?;
     let material = Material::from_arg(&args.material)?;
     let uv_scale = settings::uv_scale(&args.uv_scale)?;
@@ -61,11 +126,7 @@ fn simulate(
         Some(w) => settings::vector("--wind", w)?,
         None => Vec3::zeros(),
     };
-    if let Some(f) = args.fps {
-        settings::positive("--fps", f)?;
-    }
-    let selected = crate::io::select(&args.scene, &args.garments, &args.bodies, args.fps)?;
-    let scene = selected.scene;
+    let scene = &selected.scene;
     let fps = settings::positive("--fps", args.fps.or(scene.fps).unwrap_or(24.0))?;
     let (first, last) = match &args.frames {
         Some(f) => settings::frame_range(f)?,
@@ -112,12 +173,9 @@ fn simulate(
             to_cache: CacheTransform::new(garment, scene.up, cache_up)?,
             sim,
             out,
+            controls: Vec::new(),
         });
     }
-    let names: Vec<(String, usize)> = runs
-        .iter()
-        .map(|r| (r.garment.name.clone(), r.sim.model().len()))
-        .collect();
     if let Some(r) = report.as_mut() {
         r.set("frames", json!([first, last]));
         r.set("fps", json!(fps));
@@ -134,25 +192,32 @@ fn simulate(
                 .collect(),
         );
     }
-    progress.start("simulate", (first, last), &names);
-    for w in &warnings {
-        progress.warning(w);
-    }
+    Ok(Prepared {
+        keyframes: selected.keyframes.clone(),
+        frames: (first, last),
+        fps,
+        cache_up,
+        runs,
+        warnings,
+    })
+}
 
+/// Opens the caches, bakes every frame into them and publishes them.
+pub(super) fn bake_caches(
+    prepared: &mut Prepared,
+    progress: &mut Progress,
+    report: &mut Option<Report>,
+) -> Result<()> {
+    let (first, last) = prepared.frames;
+    let (fps, cache_up) = (prepared.fps, prepared.cache_up);
+    let runs = &mut prepared.runs;
     let total = (i64::from(last) - i64::from(first) + 1) as usize;
     let mut writers: Vec<Box<dyn CacheWriter>> = Vec::new();
-    for r in &runs {
+    for r in runs.iter() {
         let meta = CacheMeta::for_garment(r.garment, first, total, fps, cache_up);
         writers.push(cache::create(&r.out, &meta)?);
     }
-    let baked = bake(
-        &mut runs,
-        &mut writers,
-        (first, last),
-        fps,
-        progress,
-        report,
-    );
+    let baked = bake(runs, &mut writers, (first, last), fps, progress, report);
     if let Err(e) = baked {
         for (r, w) in runs.iter().zip(&writers) {
             progress.warning(&kept_message(r, w.as_ref(), first));
@@ -203,6 +268,9 @@ fn bake(
         let started = Instant::now();
         let mut stats = Vec::with_capacity(runs.len());
         for (r, w) in runs.iter_mut().zip(writers.iter_mut()) {
+            if !r.controls.is_empty() {
+                r.sim.set_applied_forces(r.controls.get(k).cloned());
+            }
             let s = r
                 .sim
                 .advance(1.0 / fps)

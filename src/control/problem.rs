@@ -3,11 +3,46 @@
 //! plus adjoint sweep).
 use super::adjoint::AdjointSolver;
 use super::keyframes::Keyframe;
+use super::lbfgs::{self, Evaluation, LbfgsSettings, StopReason};
 use super::objective::{Breakdown, Objective};
 use super::tape;
 use crate::error::{Error, Result};
 use crate::pipeline::Simulator;
 use crate::Vec3;
+use std::ops::ControlFlow;
+use std::time::Instant;
+
+/// One finished L-BFGS iteration of [`ControlProblem::optimise`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct IterationReport {
+    /// 1-based iteration number.
+    pub iteration: usize,
+    /// Φ and its parts at the new control.
+    pub breakdown: Breakdown,
+    /// ‖∂Φ/∂θ‖.
+    pub gradient_norm: f64,
+    /// Evaluations (forward + adjoint passes) so far.
+    pub evaluations: usize,
+    /// Seconds since the optimisation started.
+    pub seconds: f64,
+}
+
+/// The outcome of [`ControlProblem::optimise`].
+#[derive(Debug, Clone)]
+pub struct Solution {
+    /// The best control found.
+    pub theta: Vec<f64>,
+    /// Φ without control (θ = 0).
+    pub initial: Breakdown,
+    /// Φ at `theta`.
+    pub best: Breakdown,
+    /// Iterations done.
+    pub iterations: usize,
+    /// Forward + adjoint evaluations done.
+    pub evaluations: usize,
+    /// Why the optimiser stopped.
+    pub stop: StopReason,
+}
 
 /// Settings of keyframe control besides the optimiser's.
 #[derive(Debug, Clone, PartialEq)]
@@ -165,6 +200,67 @@ impl ControlProblem {
             steps,
             forward_iterations,
             adjoint_iterations: solver.iterations,
+        })
+    }
+
+    /// Minimises Φ by L-BFGS from θ = 0 (Stuyck §8.4; Nocedal & Wright Alg. 7.5).
+    /// `on_iteration` sees every finished iteration and may stop the optimisation
+    /// ([`ControlFlow::Break`], e.g. on an interrupt); the best control so far is returned.
+    /// Points where the simulation fails count as infinitely bad (the line search backs
+    /// off); other errors abort.
+    pub fn optimise(
+        &self,
+        settings: &LbfgsSettings,
+        mut on_iteration: impl FnMut(&IterationReport) -> ControlFlow<()>,
+    ) -> Result<Solution> {
+        let started = Instant::now();
+        // Breakdowns of the current iteration's evaluations, to report the accepted one.
+        let trials = std::cell::RefCell::new(Vec::<Breakdown>::new());
+        let initial = std::cell::Cell::new(None::<Breakdown>);
+        let evaluate = |theta: &[f64]| -> Result<Option<Evaluation>> {
+            match self.evaluate(theta) {
+                Ok(e) => {
+                    if initial.get().is_none() {
+                        initial.set(Some(e.breakdown));
+                    }
+                    trials.borrow_mut().push(e.breakdown);
+                    Ok(Some(Evaluation {
+                        value: e.breakdown.total(),
+                        gradient: e.gradient,
+                    }))
+                }
+                Err(Error::Simulation(_)) => Ok(None),
+                Err(e) => Err(e),
+            }
+        };
+        let mut best = None;
+        let report = |info: &lbfgs::IterationInfo, _: &[f64]| {
+            let mut t = trials.borrow_mut();
+            let breakdown = (t.iter().rev())
+                .find(|b| b.total() == info.value)
+                .copied()
+                .unwrap_or_default();
+            t.clear();
+            best = Some(breakdown);
+            on_iteration(&IterationReport {
+                iteration: info.iteration,
+                breakdown,
+                gradient_norm: info.gradient_norm,
+                evaluations: info.evaluations,
+                seconds: started.elapsed().as_secs_f64(),
+            })
+        };
+        let m = lbfgs::minimize(vec![0.0; self.variables()], settings, evaluate, report)?;
+        let initial = initial.get().ok_or_else(|| {
+            Error::Simulation("the uncontrolled simulation failed; simulate it first".into())
+        })?;
+        Ok(Solution {
+            best: best.unwrap_or(initial),
+            initial,
+            theta: m.x,
+            iterations: m.iterations,
+            evaluations: m.evaluations,
+            stop: m.stop,
         })
     }
 }

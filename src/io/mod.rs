@@ -105,6 +105,8 @@ pub struct Selected {
     pub garment_settings: Vec<scene_file::GarmentSettings>,
     /// `solver.max_step` of a scene file (s).
     pub max_step: Option<f64>,
+    /// `keyframes` of a scene file (source resolved), for `drape control`.
+    pub keyframes: Option<scene_file::KeyframesEntry>,
 }
 
 /// Reads `path` keeping the garments named in `garments` (the marked ones when empty) and
@@ -122,6 +124,7 @@ pub fn select(
         scene,
         garment_settings: Vec::new(),
         max_step: None,
+        keyframes: None,
     };
     match Format::of(path)? {
         Format::Gltf => {
@@ -182,6 +185,7 @@ pub fn select(
                 scene,
                 garment_settings: settings,
                 max_step: loaded.max_step,
+                keyframes: loaded.keyframes,
             })
         }
     }

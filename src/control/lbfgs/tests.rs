@@ -215,6 +215,10 @@ fn quadratic(a: &DMatrix<f64>, b: &DVector<f64>, x: &[f64]) -> Evaluation {
     }
 }
 
+/// Evaluating `Φ` in double precision limits how well any value-based search can resolve
+/// `x*`: the rounding of `Φ` is `≈ ε λ_max ‖x‖²`, the change along the softest direction
+/// `≈ λ_min (δ‖x‖)²`, so the attainable relative accuracy is `δ ≈ √(ε κ) ≈ 1.5e-6` at
+/// `κ = 1e4`. The test asks for 1e-5.
 #[test]
 fn ill_conditioned_quadratic_reaches_the_analytic_minimiser() {
     let (a, b) = ill_conditioned_quadratic(50, 1e4);
@@ -231,7 +235,7 @@ fn ill_conditioned_quadratic_reaches_the_analytic_minimiser() {
         "quadratic κ=1e4 n=50: {} iterations, {} evaluations, relative error {error:.2e}, {:?}",
         m.iterations, m.evaluations, m.stop
     );
-    assert!(error <= 1e-6, "relative error {error}");
+    assert!(error <= 1e-5, "relative error {error}");
     r.assert_monotone();
 }
 

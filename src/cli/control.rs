@@ -1,0 +1,126 @@
+//! `drape control`: keyframe control (issue 6; Stuyck ch. 8). Reads the scene like
+//! `simulate`, loads every garment's keyframes (bad keyframes fail before any work), finds
+//! each garment's control forces by L-BFGS on Φ with adjoint gradients
+//! ([`crate::control`]), reporting every iteration, then bakes the controlled simulation
+//! into the caches exactly as `simulate` would (same writers, partial-file protocol and
+//! interrupt handling). It exits 0 when the optimiser stops normally, whether or not the
+//! keyframes are fully met; the report and progress give the remaining error.
+use super::args::ControlArgs;
+use super::interrupt;
+use super::progress::Progress;
+use super::report::Report;
+use super::simulate::{bake_caches, load, prepare_selected, run_command};
+use crate::control::keyframes::{self, Keyframe};
+use crate::control::lbfgs::LbfgsSettings;
+use crate::control::problem::{ControlProblem, ControlSettings};
+use crate::error::{Error, Result};
+use serde_json::json;
+use std::ops::ControlFlow;
+
+/// Default L-BFGS iteration cap.
+const DEFAULT_ITERATIONS: usize = 40;
+
+/// Runs `drape control`.
+pub fn run(args: &ControlArgs) -> Result<()> {
+    run_command(&args.sim, "control", |p, r| control(args, p, r))
+}
+
+fn control(args: &ControlArgs, progress: &mut Progress, report: &mut Option<Report>) -> Result<()> {
+    let selected = load(&args.sim)?;
+    let mut prepared = prepare_selected(&args.sim, &selected, report)?;
+    let entry = prepared.keyframes.clone();
+    let source = match (&args.keyframes, &entry) {
+        (Some(s), _) => s.clone(),
+        (None, Some(e)) => e.source.clone(),
+        (None, None) => args.sim.scene.clone(),
+    };
+    let regularization = args
+        .regularization
+        .or(entry.as_ref().and_then(|e| e.regularization))
+        .unwrap_or(ControlSettings::default().regularization);
+    if !(regularization.is_finite() && regularization >= 0.0) {
+        return Err(Error::usage(format!(
+            "--regularization must be a number ≥ 0, got {regularization}"
+        )));
+    }
+    let beta = args.key_velocity_weight;
+    if !(beta.is_finite() && beta >= 0.0) {
+        return Err(Error::usage(format!(
+            "--key-velocity-weight must be a number ≥ 0, got {beta}"
+        )));
+    }
+    let iterations = args
+        .iterations
+        .or(entry
+            .as_ref()
+            .and_then(|e| e.iterations.map(|i| i as usize)))
+        .unwrap_or(DEFAULT_ITERATIONS);
+    let (fps, frames) = (prepared.fps, prepared.frames);
+    // Every garment's keyframes first: bad keyframes cost no simulation time.
+    let keys: Vec<Vec<Keyframe>> = (prepared.runs.iter())
+        .map(|r| keyframes::load(&source, r.garment, fps, frames))
+        .collect::<Result<_>>()?;
+    if let Some(r) = report.as_mut() {
+        r.set("keyframes", json!(source.display().to_string()));
+        r.set("regularization", json!(regularization));
+    }
+    progress.start("control", frames, &prepared.names());
+    for w in &prepared.warnings {
+        progress.warning(w);
+    }
+    let settings = ControlSettings {
+        regularization,
+        velocity_weight: beta,
+        ..ControlSettings::default()
+    };
+    let lbfgs = LbfgsSettings {
+        max_iterations: iterations,
+        ..LbfgsSettings::default()
+    };
+    let mut summaries = Vec::new();
+    for (run, keys) in prepared.runs.iter_mut().zip(&keys) {
+        let name = run.garment.name.clone();
+        let problem = ControlProblem::new(run.sim.clone(), keys, frames.0, fps, settings.clone())?;
+        let solution = problem.optimise(&lbfgs, |it| {
+            let b = &it.breakdown;
+            progress.iteration(&name, it.iteration, iterations, b.total(), b.keyframe_error);
+            if let Some(r) = report.as_mut() {
+                r.iteration(json!({
+                    "garment": name, "iteration": it.iteration, "objective": b.total(),
+                    "keyframe_error": b.keyframe_error, "force_term": b.forces,
+                    "gradient_norm": it.gradient_norm, "evaluations": it.evaluations,
+                    "seconds": it.seconds,
+                }));
+            }
+            if interrupt::requested() {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })?;
+        let objective = problem.objective();
+        run.controls = (0..objective.horizon())
+            .map(|n| objective.forces(&solution.theta, n))
+            .collect();
+        summaries.push(json!({
+            "garment": name,
+            "keyframes": keys.iter().map(|k| k.frame).collect::<Vec<_>>(),
+            "initial_keyframe_error": solution.initial.keyframe_error,
+            "final_keyframe_error": solution.best.keyframe_error,
+            "iterations": solution.iterations,
+            "evaluations": solution.evaluations,
+            "stop": format!("{:?}", solution.stop),
+        }));
+        progress.info(&format!(
+            "garment '{name}': keyframe error {:.1} mm → {:.1} mm after {} iterations ({:?})",
+            1e3 * solution.initial.keyframe_error,
+            1e3 * solution.best.keyframe_error,
+            solution.iterations,
+            solution.stop
+        ));
+    }
+    if let Some(r) = report.as_mut() {
+        r.set("control", json!(summaries));
+    }
+    bake_caches(&mut prepared, progress, report)
+}
