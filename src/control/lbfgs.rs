@@ -206,7 +206,7 @@ pub fn minimize<E>(
     } else {
         loop {
             let slope = choose_direction(&mut history, &gradient, first_step, &mut direction);
-            if !(slope < 0.0) {
+            if slope.is_nan() || slope >= 0.0 {
                 // Only reachable when the gradient norm overflows or underflows.
                 break StopReason::LineSearch;
             }

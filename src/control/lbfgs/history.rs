@@ -154,3 +154,83 @@ impl History {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nalgebra::{DMatrix, DVector};
+
+    /// Dense BFGS inverse update (N&W eq. 6.17) applied to `H⁰ = γ I` with the same pairs:
+    /// `H ← (I − ρ s yᵀ) H (I − ρ y sᵀ) + ρ s sᵀ`. With all pairs kept, L-BFGS must give
+    /// exactly this `H`.
+    fn dense_direction(pairs: &[(Vec<f64>, Vec<f64>)], g: &[f64]) -> DVector<f64> {
+        let n = g.len();
+        let (s_last, y_last) = pairs.last().expect("pairs");
+        let gamma = dot(s_last, y_last) / dot(y_last, y_last);
+        let mut h = DMatrix::identity(n, n) * gamma;
+        for (s, y) in pairs {
+            let (s, y) = (DVector::from_column_slice(s), DVector::from_column_slice(y));
+            let rho = 1.0 / s.dot(&y);
+            let v = DMatrix::identity(n, n) - &y * s.transpose() * rho;
+            h = v.transpose() * h * &v + &s * s.transpose() * rho;
+        }
+        -(h * DVector::from_column_slice(g))
+    }
+
+    fn pseudo_random(seed: u64, n: usize) -> Vec<f64> {
+        let mut state = seed;
+        (0..n)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                (state >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+            })
+            .collect()
+    }
+
+    #[test]
+    fn two_loop_recursion_matches_dense_bfgs_update_of_the_newest_pairs() {
+        let n = 6;
+        let memory = 3;
+        let mut history = History::new(memory);
+        let mut pairs = Vec::new();
+        let zero = vec![0.0; n];
+        for k in 0..5u64 {
+            let s = pseudo_random(10 + k, n);
+            // y = B s with B symmetric positive definite keeps sᵀy > 0.
+            let y: Vec<f64> = s
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (1.0 + i as f64) * v + 0.1 * s[(i + 1) % n])
+                .collect();
+            assert!(history.push(&zero, &s, &zero, &y, 1e-10));
+            pairs.push((s, y));
+        }
+        assert_eq!(history.len(), memory);
+        let g = pseudo_random(99, n);
+        let mut d = vec![0.0; n];
+        assert!(history.direction(&g, &mut d));
+        let expected = dense_direction(&pairs[pairs.len() - memory..], &g);
+        let error = (DVector::from_column_slice(&d) - &expected).norm() / expected.norm();
+        assert!(error < 1e-12, "relative error {error}");
+    }
+
+    #[test]
+    fn pairs_without_positive_curvature_are_skipped_and_keep_the_memory_intact() {
+        let mut history = History::new(2);
+        let zero = [0.0; 2];
+        assert!(history.push(&zero, &[1.0, 0.0], &zero, &[2.0, 0.0], 1e-10));
+        let mut before = [0.0; 2];
+        assert!(history.direction(&[1.0, 1.0], &mut before));
+        // sᵀy < 0, then sᵀy = 0 (orthogonal): both rejected.
+        assert!(!history.push(&zero, &[1.0, 0.0], &zero, &[-1.0, 0.0], 1e-10));
+        assert!(!history.push(&zero, &[1.0, 0.0], &zero, &[0.0, 1.0], 1e-10));
+        assert_eq!(history.len(), 1);
+        let mut after = [0.0; 2];
+        assert!(history.direction(&[1.0, 1.0], &mut after));
+        assert_eq!(before, after);
+        history.clear();
+        assert!(!history.direction(&[1.0, 1.0], &mut after));
+    }
+}

@@ -29,7 +29,7 @@
 //! Two deviations from the textbook: sufficient decrease also demands `φ(α) < φ(0)`
 //! (rounding can make the right-hand side equal to `φ(0)`), and when the evaluation budget
 //! runs out the lowest point seen is still returned if it is lower than `φ(0)`
-//! ([`Outcome::Decrease`]), because every evaluation is an expensive simulation.
+//! (a `Decrease` outcome), because every evaluation is an expensive simulation.
 use super::{dot, probe, step_point, Evaluation};
 
 /// Sufficient-decrease constant `c₁` of the Wolfe conditions (N&W §3.1).
@@ -283,7 +283,8 @@ fn zoom_step(lo: &Trial, hi: &Trial) -> f64 {
 fn cubic_minimizer(a: &Trial, b: &Trial) -> Option<f64> {
     let d1 = a.slope + b.slope - 3.0 * (a.value - b.value) / (a.alpha - b.alpha);
     let discriminant = d1 * d1 - a.slope * b.slope;
-    if !(discriminant >= 0.0) {
+    // Also rejects NaN (non-finite inputs).
+    if discriminant.is_nan() || discriminant < 0.0 {
         return None;
     }
     let d2 = (b.alpha - a.alpha).signum() * discriminant.sqrt();
@@ -303,7 +304,7 @@ fn cubic_minimizer(a: &Trial, b: &Trial) -> Option<f64> {
 fn quadratic_minimizer(a: &Trial, b: &Trial) -> Option<f64> {
     let h = b.alpha - a.alpha;
     let c = (b.value - a.value - a.slope * h) / (h * h);
-    if !(c > 0.0) || !c.is_finite() {
+    if !c.is_finite() || c <= 0.0 {
         return None;
     }
     let alpha = a.alpha - a.slope / (2.0 * c);

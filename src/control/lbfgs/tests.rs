@@ -255,9 +255,14 @@ fn strong_wolfe_conditions_hold_at_every_accepted_step() {
             |x| Some(rosenbrock(x)),
             None,
         ),
+        // Stopped above the rounding floor of Φ (see the quadratic test), where the search
+        // can no longer tell values apart and may run out of its budget.
         run(
             vec![0.0; 50],
-            &tight(1000),
+            &LbfgsSettings {
+                gradient_tolerance: 1e-4,
+                ..tight(1000)
+            },
             |x| Some(quadratic(&a, &b, x)),
             None,
         ),
@@ -555,4 +560,30 @@ fn nonsense_settings_do_not_panic() {
     };
     let r = run(rosenbrock_start(2), &none, |x| Some(rosenbrock(x)), None);
     assert_eq!(r.minimum.stop, StopReason::LineSearch);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+
+    /// Random quadratics `½ xᵀAx − bᵀx` with `A = MᵀM + I` (n ≤ 8, so `λ_min ≥ 1`): the run
+    /// stops on the gradient test `‖g‖ ≤ 1e-5 ‖b‖`, hence `‖x − A⁻¹b‖ ≤ ‖g‖ / λ_min ≤ 1e-5 ‖b‖`
+    /// against the dense solve, and every step is a strong Wolfe step. (Tighter gradient
+    /// tolerances reach the rounding floor of `Φ`, see the ill-conditioned test.)
+    #[test]
+    fn random_quadratics_reach_the_dense_solution(
+        n in 2usize..9,
+        seed in 0u64..1_000_000,
+    ) {
+        let m = DMatrix::from_vec(n, n, pseudo_random(seed, n * n));
+        let a = m.transpose() * &m + DMatrix::identity(n, n);
+        let b = DVector::from_vec(pseudo_random(seed + 1, n));
+        let exact = a.clone().cholesky().expect("SPD").solve(&b);
+        let settings = LbfgsSettings { gradient_tolerance: 1e-5, ..tight(200) };
+        let r = run(vec![0.0; n], &settings, |x| Some(quadratic(&a, &b, x)), None);
+        proptest::prop_assert_eq!(r.minimum.stop, StopReason::Gradient);
+        let error = (DVector::from_column_slice(&r.minimum.x) - &exact).norm();
+        proptest::prop_assert!(error <= 1e-5 * b.norm(), "error {}", error);
+        r.assert_strong_wolfe();
+        r.assert_monotone();
+    }
 }

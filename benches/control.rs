@@ -1,0 +1,110 @@
+//! `cargo bench --bench control`: keyframe control on Baraff's two-corner sheet (issue 6's
+//! benchmark). 2,500 particles, 60 frames at 24 fps; the keyframe is frame 60 of the same
+//! sheet simulated in a wind the controller does not know. Prints JSON lines:
+//! one plain simulation's seconds, one evaluation (forward + adjoint) as a multiple of it,
+//! every L-BFGS iteration (seconds, keyframe error), iterations to a 95% error reduction,
+//! and the peak resident memory (VmHWM).
+//!
+//! `DRAPE_CONTROL_SIDE` (default 50) and `DRAPE_CONTROL_FRAMES` (default 60) and
+//! `DRAPE_CONTROL_ITERATIONS` (default 30) change the problem size.
+use drape::bench;
+use drape::control::keyframes::Keyframe;
+use drape::control::lbfgs::LbfgsSettings;
+use drape::control::problem::{ControlProblem, ControlSettings};
+use drape::model::{ClothModel, UvScale};
+use drape::pipeline::Simulator;
+use drape::scene::Material;
+use drape::Vec3;
+use std::ops::ControlFlow;
+use std::time::Instant;
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Peak resident set size of this process (MB), from /proc (Linux).
+fn peak_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+fn main() {
+    let side = env("DRAPE_CONTROL_SIDE", 50);
+    let frames = env("DRAPE_CONTROL_FRAMES", 60);
+    let iterations = env("DRAPE_CONTROL_ITERATIONS", 30);
+    let material = Material::default();
+    let g = bench::sheet(side);
+    let model = ClothModel::build(&g, UvScale::Auto, material.density).expect("sheet model");
+    let calm = Simulator::new(model, &material, &g.pin, bench::default_params());
+    let mut windy_params = bench::default_params();
+    windy_params.wind = Vec3::new(3.0, 0.0, 1.5);
+    let mut windy = Simulator::new(calm.model().clone(), &material, &g.pin, windy_params);
+    let started = Instant::now();
+    let mut plain = calm.clone();
+    for _ in 0..frames {
+        plain.advance(1.0 / 24.0).expect("plain simulation");
+    }
+    let plain_s = started.elapsed().as_secs_f64();
+    for _ in 0..frames {
+        windy.advance(1.0 / 24.0).expect("windy simulation");
+    }
+    let key = Keyframe {
+        frame: frames as i32,
+        positions: windy.positions().to_vec(),
+        weights: vec![1.0; g.positions.len()],
+        name: format!("windy frame {frames}"),
+    };
+    let particles = calm.model().len();
+    let settings = ControlSettings {
+        regularization: 1e-6,
+        ..ControlSettings::default()
+    };
+    let problem = ControlProblem::new(calm, &[key], 0, 24.0, settings).expect("problem");
+    let theta = vec![0.0; problem.variables()];
+    let started = Instant::now();
+    let first = problem.evaluate(&theta).expect("evaluation");
+    let eval_s = started.elapsed().as_secs_f64();
+    println!(
+        "{{\"particles\":{particles},\"frames\":{frames},\"plain_simulation_s\":{plain_s:.3},\"evaluation_s\":{eval_s:.3},\"evaluation_over_simulation\":{:.3},\"forward_cg\":{},\"adjoint_cg\":{},\"initial_keyframe_error_m\":{:.5}}}",
+        eval_s / plain_s,
+        first.forward_iterations,
+        first.adjoint_iterations,
+        first.breakdown.keyframe_error
+    );
+    let initial = first.breakdown.keyframe_error;
+    let mut reached: Option<usize> = None;
+    let lbfgs = LbfgsSettings {
+        max_iterations: iterations,
+        ..LbfgsSettings::default()
+    };
+    let solution = problem
+        .optimise(&lbfgs, |it| {
+            let e = it.breakdown.keyframe_error;
+            if reached.is_none() && e <= 0.05 * initial {
+                reached = Some(it.iteration);
+            }
+            println!(
+                "{{\"iteration\":{},\"seconds\":{:.2},\"evaluations\":{},\"keyframe_error_m\":{e:.5},\"objective\":{:.6e}}}",
+                it.iteration, it.seconds, it.evaluations, it.breakdown.total()
+            );
+            ControlFlow::Continue(())
+        })
+        .expect("optimisation");
+    let total_s = started.elapsed().as_secs_f64() - eval_s;
+    println!(
+        "{{\"iterations\":{},\"evaluations\":{},\"seconds_per_iteration\":{:.2},\"iteration_over_simulation\":{:.2},\"iterations_to_95_percent\":{},\"final_reduction\":{:.4},\"stop\":\"{:?}\",\"peak_memory_mb\":{:.0}}}",
+        solution.iterations,
+        solution.evaluations,
+        total_s / solution.iterations.max(1) as f64,
+        total_s / solution.iterations.max(1) as f64 / plain_s,
+        reached.map_or("null".to_string(), |r| r.to_string()),
+        1.0 - solution.best.keyframe_error / initial,
+        solution.stop,
+        peak_mb().unwrap_or(f64::NAN)
+    );
+}
