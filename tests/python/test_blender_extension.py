@@ -1,7 +1,8 @@
 """The Blender extension (plugin-scripts/blender/drape) in Blender itself (bpy 4.5): a garment
 with a UV seam over an armature-deformed body, Object ▸ Drape ▸ Simulate Garment in its
 blocking (background) path, the Mesh Cache modifier it leaves, the evaluated garment equal to
-the PC2 at several frames and resting on the body (issue 7, "[6 of 7]")."""
+the PC2 at several frames and resting on the body (issue 7, "[6 of 7]"). Match Keyframes:
+test_blender_match_keyframes.py."""
 import pathlib
 import struct
 import subprocess
@@ -216,17 +217,6 @@ def test_an_error_from_the_binary_is_reported_and_leaves_the_cache_alone(baked, 
     assert garment.modifiers["Drape"].filepath == before
 
 
-def test_match_keyframes_reports_that_drape_control_is_missing(baked):
-    _, garment, _ = baked
-    garment.shape_key_add(name="Basis")
-    key = garment.shape_key_add(name="key_12")
-    key.data[0].co.z += 0.1
-    bpy.context.view_layer.objects.active = garment
-    with pytest.raises(RuntimeError, match="drape control"):
-        bpy.ops.drape.match_keyframes()
-    garment.shape_key_clear()
-
-
 def test_extension_builds_and_its_manifest_validates(tmp_path):
     # bpy/4.5/scripts/modules/bpy/__init__.py -> bpy/4.5/scripts/addons_core/bl_pkg/cli
     scripts = pathlib.Path(bpy.__file__).resolve().parents[2]
@@ -244,4 +234,5 @@ def test_extension_builds_and_its_manifest_validates(tmp_path):
     import zipfile
 
     names = set(zipfile.ZipFile(zip_file).namelist())
-    assert {"blender_manifest.toml", "__init__.py", "runner.py", "cache.py"} <= names
+    assert {"blender_manifest.toml", "__init__.py", "runner.py", "cache.py",
+            "keyframes.py"} <= names

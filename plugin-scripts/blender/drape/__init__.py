@@ -6,16 +6,29 @@ the scene's. The garment (marked by the custom property `drape_role = "garment"`
 bodies (armature motion baked to time-sampled points) are exported to a temporary USD, which
 keeps Blender's vertex order; `drape simulate --progress json` runs in a subprocess
 (`runner.Job`) and its PC2 is loaded by a Mesh Cache modifier (`cache.apply_mesh_cache`).
-From the UI the operator is modal (progress bar, status text, Esc cancels and loads the
-partial cache); in background mode it blocks until drape ends.
+From the UI the operators are modal (progress bar, status text, Esc cancels and loads the
+partial cache); in background mode they block until drape ends.
+
+Match Keyframes does the same with `drape control`: the garment's shape keys `key_<frame>`
+are the shapes it must reach at those frames, written to an MDD keyframe file
+(`keyframes.write_keyframes`); the status text shows the objective and the RMS keyframe
+error of every L-BFGS iteration, then the frames of the final bake.
+
+Shape keys and the cache: the exported garment is the rest shape (`key_<frame>` keys are
+muted during the export, `keyframes.rest_shape`), and the Mesh Cache modifier overwrites
+every vertex (`deform_mode = 'OVERWRITE'`, factor 1, first in the stack) after the shape
+keys are applied, so shape key values never alter the played cache. Keep `key_<frame>` keys
+at value 0 (Blender's default for a new key) so that without the cache the garment shows
+its rest shape.
 """
 import os
 import re
 
 import bpy
-from bpy.props import EnumProperty, FloatProperty, PointerProperty, StringProperty
+from bpy.props import (EnumProperty, FloatProperty, IntProperty, PointerProperty,
+                       StringProperty)
 
-from . import cache, runner
+from . import cache, keyframes, runner
 
 EXTENSION_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -82,8 +95,9 @@ def _selection(context):
 
 
 def export_usd(context, garment, bodies, path):
-    """Writes the garment (marked `drape_role = "garment"`) and the bodies to `path` with
-    Blender's USD exporter over the scene's frame range; restores the selection."""
+    """Writes the garment (marked `drape_role = "garment"`, in its rest shape: no drape cache,
+    no `key_<frame>` shape key) and the bodies to `path` with Blender's USD exporter over the
+    scene's frame range; restores the selection."""
     view_layer = context.view_layer
     saved_selection = [o for o in context.selected_objects]
     saved_active = view_layer.objects.active
@@ -97,7 +111,7 @@ def export_usd(context, garment, bodies, path):
         for o in [garment, *bodies]:
             o.select_set(True)
         view_layer.objects.active = garment
-        with cache.modifiers_hidden(garment):
+        with cache.modifiers_hidden(garment), keyframes.rest_shape(garment):
             result = bpy.ops.wm.usd_export(
                 filepath=path,
                 selected_objects_only=True,
@@ -119,6 +133,29 @@ def export_usd(context, garment, bodies, path):
         for o in saved_selection:
             o.select_set(True)
         view_layer.objects.active = saved_active
+
+
+def _paths(garment):
+    """(scene USD, result PC2, keyframe MDD) of `garment` in the work directory."""
+    work, name = _work_dir(), _safe(garment.name)
+    return tuple(os.path.join(work, name + end) for end in ("_scene.usdc", ".pc2", "_keys.mdd"))
+
+
+def _fps(scene):
+    return scene.render.fps / scene.render.fps_base
+
+
+def _options(context):
+    """The options common to drape simulate and control: scene frames and fps, the panel's
+    material and max step."""
+    scene = context.scene
+    settings = scene.drape_settings
+    return dict(
+        frames=(scene.frame_start, scene.frame_end),
+        fps=_fps(scene),
+        material=settings.material,
+        max_step=settings.max_step or None,
+    )
 
 
 class _DrapeJobOperator:
@@ -183,8 +220,11 @@ class _DrapeJobOperator:
         return {"PASS_THROUGH"}
 
     def _log_event(self, event):
-        if event.get("event") == "warning":
+        kind = event.get("event")
+        if kind == "warning":
             print("drape warning:", event.get("message", ""))
+        elif kind == "iteration" and bpy.app.background:
+            print(runner.iteration_status(event))  # the modal path shows it as status text
 
     def finish(self, context):
         wm = context.window_manager
@@ -225,52 +265,63 @@ class DRAPE_OT_simulate_garment(_DrapeJobOperator, bpy.types.Operator):
 
     def prepare(self, context):
         garment, bodies = _selection(context)
-        scene = context.scene
-        settings = scene.drape_settings
-        work = _work_dir()
-        name = _safe(garment.name)
-        usd = os.path.join(work, f"{name}_scene.usdc")
-        out = os.path.join(work, f"{name}.pc2")
+        exe = binary(context)
+        usd, out, _ = _paths(garment)
         export_usd(context, garment, bodies, usd)
-        command = runner.simulate_command(
-            binary(context), usd, out,
-            frames=(scene.frame_start, scene.frame_end),
-            fps=scene.render.fps / scene.render.fps_base,
-            material=settings.material,
-            max_step=settings.max_step or None,
-        )
+        command = runner.simulate_command(exe, usd, out, **_options(context))
         return command, out, garment
 
 
-class DRAPE_OT_match_keyframes(bpy.types.Operator):
-    """Simulate the active garment so that it matches its shape keys key_<frame> (drape
-    control)"""
+class DRAPE_OT_match_keyframes(_DrapeJobOperator, bpy.types.Operator):
+    """Simulate the active garment over the other selected meshes with gentle control forces
+    so that it matches its shape keys key_<frame> at those frames (drape control), and load
+    the result as a Mesh Cache"""
 
     bl_idname = "drape.match_keyframes"
     bl_label = "Match Keyframes"
     bl_options = {"REGISTER"}
 
-    @classmethod
-    def poll(cls, context):
-        ob = context.active_object
-        return ob is not None and ob.type == "MESH"
+    regularization: FloatProperty(
+        name="Regularization",
+        description="Price of the control forces against keyframe error (drape "
+                    "--regularization): lower hits the keyframes more exactly with stronger "
+                    "forces",
+        default=1e-4, min=1e-12, soft_min=1e-8, soft_max=1.0, precision=6,
+    )
+    iterations: IntProperty(
+        name="Iterations",
+        description="L-BFGS iterations at most (drape --iterations); each simulates the "
+                    "frames up to the last keyframe forward and backward",
+        default=40, min=0, soft_max=200,
+    )
 
-    def execute(self, context):
-        garment = context.active_object
-        keys = garment.data.shape_keys
-        frames = sorted(
-            int(k.name[4:]) for k in (keys.key_blocks if keys else [])
-            if re.fullmatch(r"key_-?\d+", k.name)
+    def prepare(self, context):
+        garment, bodies = _selection(context)
+        keys = keyframes.keyframe_keys(garment)
+        if not keys:
+            raise runner.DrapeError(
+                f"{garment.name} has no shape keys named key_<frame>; add one per keyframe "
+                "(e.g. key_24), shaped as the garment must be at that frame, value 0"
+            )
+        scene = context.scene
+        first, last = scene.frame_start, scene.frame_end
+        outside = [block.name for frame, block in keys if not first < frame <= last]
+        if outside:
+            raise runner.DrapeError(
+                f"shape keys {', '.join(outside)} of {garment.name} lie outside frames "
+                f"{first + 1}..{last} (frame {first} is the start state); rename them or "
+                "change the scene's frame range"
+            )
+        exe = binary(context)
+        usd, out, mdd = _paths(garment)
+        export_usd(context, garment, bodies, usd)
+        keyframes.write_keyframes(garment, mdd, _fps(scene))
+        command = runner.control_command(
+            exe, usd, mdd, out,
+            regularization=self.regularization, iterations=self.iterations,
+            **_options(context),
         )
-        if not frames:
-            self.report({"ERROR"}, f"{garment.name} has no shape keys named key_<frame>")
-            return {"CANCELLED"}
-        self.report(
-            {"ERROR"},
-            "Match Keyframes needs `drape control`, which this drape build does not have yet "
-            f"(keyframes found at frames {frames}); use Simulate Garment",
-        )
-        return {"CANCELLED"}
+        return command, out, garment
 
 
 class DRAPE_MT_object(bpy.types.Menu):

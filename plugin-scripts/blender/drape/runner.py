@@ -4,7 +4,8 @@ The one plain-Python runner of both plug-ins: the Blender extension imports it a
 `drape.runner`, the Houdini package's `drape_houdini.runner` loads this same file. It
 
 - finds the binary (`find_binary`),
-- builds command lines (`simulate_command`, `control_command`) and Houdini scene files
+- builds command lines (`simulate_command`, `control_command` with `--regularization` and
+  `--iterations`) and Houdini scene files
   (`scene_file`),
 - launches `drape ... --progress json` with `subprocess.Popen` (`Job`), whose reader thread
   parses the JSON lines of stderr (SPEC "Progress protocol") into a queue that the host
@@ -97,9 +98,24 @@ def simulate_command(binary, scene, out, garments=(), bodies=(), **options):
     return cmd + _common(**options)
 
 
-def control_command(binary, scene, keyframes, out, **options):
-    """`drape control SCENE --keyframes SOURCE -o OUT [options] --progress json`."""
+def control_command(binary, scene, keyframes, out, regularization=None, iterations=None,
+                    **options):
+    """`drape control SCENE --keyframes SOURCE -o OUT [--regularization A] [--iterations N]
+    [options] --progress json`.
+
+    regularization: price α of the control forces (> 0; drape's default 1e-4); iterations:
+    L-BFGS iterations at most (>= 0; drape's default 40); None leaves drape's default.
+    options as in `simulate_command`."""
     cmd = [str(binary), "control", str(scene), "--keyframes", str(keyframes), "-o", str(out)]
+    if regularization is not None:
+        if not float(regularization) > 0:
+            raise DrapeError(f"regularization {regularization} must be a positive number")
+        # 7 significant digits: a Blender float property is single precision
+        cmd += ["--regularization", f"{float(regularization):.7g}"]
+    if iterations is not None:
+        if int(iterations) < 0:
+            raise DrapeError(f"iterations {iterations} must not be negative")
+        cmd += ["--iterations", str(int(iterations))]
     return cmd + _common(**options)
 
 
@@ -143,6 +159,19 @@ def parse_line(line):
     return {"event": "log", "message": line}
 
 
+def iteration_status(event):
+    """The status line of a `drape control` iteration event: "drape: iteration 4/40,
+    objective 0.0123, keyframe error 4.0 mm" (keyframe_error is an RMS distance in m)."""
+    status = f"drape: iteration {int(event.get('iteration', 0) or 0)}/{event.get('of', '?')}"
+    objective = event.get("objective")
+    if isinstance(objective, (int, float)):
+        status += f", objective {objective:.6g}"
+    error = event.get("keyframe_error")
+    if isinstance(error, (int, float)):
+        status += f", keyframe error {1e3 * error:.1f} mm"
+    return status
+
+
 class Progress:
     """What the host shows: fraction done in [0, 1], a status line, optimisation objectives."""
 
@@ -151,6 +180,7 @@ class Progress:
         self.status = "starting drape"
         self.frame = None
         self.objectives = []  # (iteration, objective) of `drape control`
+        self.keyframe_errors = []  # (iteration, RMS keyframe error in m) of `drape control`
         self.warnings = []
         self.outputs = []
 
@@ -173,10 +203,11 @@ class Progress:
             of = max(int(event.get("of", 0) or 0), 1)
             it = int(event.get("iteration", 0) or 0)
             self.fraction = min(max(it / of, 0.0), 1.0)
-            objective = event.get("objective")
-            self.objectives.append((it, objective))
-            self.status = f"drape: iteration {it}/{of}, objective {objective:.6g}" if isinstance(
-                objective, (int, float)) else f"drape: iteration {it}/{of}"
+            self.objectives.append((it, event.get("objective")))
+            error = event.get("keyframe_error")
+            if isinstance(error, (int, float)):
+                self.keyframe_errors.append((it, error))
+            self.status = iteration_status(event)
         elif kind == "warning":
             self.warnings.append(event.get("message", ""))
             return False
