@@ -6,8 +6,11 @@ use drape::cache::mdd;
 use serde_json::Value;
 use std::path::Path;
 
+/// One MDD sample: time (s) and points.
+type Sample = (f32, Vec<[f32; 3]>);
+
 /// Writes an MDD file (big-endian: frames, points, times, xyz) by hand.
-fn write_mdd(path: &Path, samples: &[(f32, Vec<[f32; 3]>)]) {
+fn write_mdd(path: &Path, samples: &[Sample]) {
     let points = samples.first().map_or(0, |s| s.1.len());
     let mut b = Vec::new();
     b.extend((samples.len() as i32).to_be_bytes());
@@ -133,7 +136,7 @@ fn bad_keyframes_exit_2_naming_the_keyframe() {
     let shape = vec![[0.0f32, 1.0, 0.0]; 144];
     let mut nan = shape.clone();
     nan[7][1] = f32::NAN;
-    let cases: [(&str, Vec<(f32, Vec<[f32; 3]>)>, &str); 3] = [
+    let cases: [(&str, Vec<Sample>, &str); 3] = [
         ("count.mdd", vec![(10.0 / 24.0, vec![[0.0; 3]; 10])], "10"),
         ("range.mdd", vec![(40.0 / 24.0, shape.clone())], "frame 40"),
         ("nan.mdd", vec![(10.0 / 24.0, nan)], "sample 1"),

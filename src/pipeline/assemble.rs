@@ -374,8 +374,8 @@ impl ElementWriter for TransposeProduct<'_> {
         _blocks: &mut [Mat3],
         rhs: &mut [Vec3],
     ) {
-        for a in 0..N {
-            rhs[a] = (0..N)
+        for (a, r) in rhs.iter_mut().enumerate().take(N) {
+            *r = (0..N)
                 .map(|b| e.dfdx[b][a].transpose() * self.w[nodes[b]])
                 .sum();
         }
