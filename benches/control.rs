@@ -9,8 +9,7 @@
 //! `DRAPE_CONTROL_ITERATIONS` (default 30) change the problem size.
 use drape::bench;
 use drape::control::keyframes::Keyframe;
-use drape::control::lbfgs::LbfgsSettings;
-use drape::control::problem::{ControlProblem, ControlSettings};
+use drape::control::problem::{optimiser_settings, ControlProblem, ControlSettings};
 use drape::model::{ClothModel, UvScale};
 use drape::pipeline::Simulator;
 use drape::scene::Material;
@@ -78,10 +77,7 @@ fn main() {
     );
     let initial = first.breakdown.keyframe_error;
     let mut reached: Option<usize> = None;
-    let lbfgs = LbfgsSettings {
-        max_iterations: iterations,
-        ..LbfgsSettings::default()
-    };
+    let lbfgs = optimiser_settings(iterations);
     let solution = problem
         .optimise(&lbfgs, |it| {
             let e = it.breakdown.keyframe_error;

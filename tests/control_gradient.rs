@@ -169,3 +169,87 @@ fn checkpointed_sweep_gives_the_same_gradient() {
         assert_eq!(a.gradient, b.gradient, "segment {segment}");
     }
 }
+
+/// Φ with adaptive steps (Baraff §7) jumps when a perturbation of the forces flips a step
+/// rejection; the problem replays the uncontrolled run's steps instead
+/// (`pipeline::schedule`), so Φ is smooth along a line and the adjoint slope matches it.
+/// (The line avoids θ = 0, where the hanging sheet is planar and buckles either way: a
+/// kink of the physics itself.)
+#[test]
+fn replayed_schedule_makes_phi_smooth_where_adaptive_steps_jump() {
+    let g = drape::bench::sheet(20);
+    let exact = || {
+        let mut p = SolverParams::new(24.0, Vec3::y());
+        p.cg_tolerance = 1e-12;
+        p
+    };
+    let sim = simulator(&g, &[], exact());
+    let key = keyframe(&sim, 24, Vec3::new(0.0, 0.0, 0.15));
+    let settings = ControlSettings {
+        regularization: 1e-4,
+        adjoint_tolerance: 1e-12,
+        ..ControlSettings::default()
+    };
+    let problem = ControlProblem::new(sim, &[key], 0, 24.0, settings).unwrap();
+    let planned = problem.schedule().steps();
+    assert!(
+        planned > 24,
+        "the uncontrolled run must adapt its steps: {planned}"
+    );
+    let d = noise(11, problem.variables());
+    let at = |t: f64| -> Vec<f64> { d.iter().map(|d| t * d).collect() };
+    let ts: Vec<f64> = (-4..=4).map(|k| 0.003 + 0.0005 * k as f64).collect();
+    // Keyframe term and step count of the adaptive simulation with the same forces.
+    let objective = problem.objective();
+    let adaptive: Vec<(f64, usize)> = (ts.iter())
+        .map(|&t| {
+            let theta = at(t);
+            let mut s = simulator(&g, &[], exact());
+            let mut steps = 0;
+            for n in 0..objective.horizon() {
+                s.set_applied_forces(Some(objective.forces(&theta, n)));
+                steps += s.advance(1.0 / 24.0).unwrap().steps;
+            }
+            (
+                objective.key_term(0, s.positions(), s.velocities()).0,
+                steps,
+            )
+        })
+        .collect();
+    let replayed: Vec<f64> = (ts.iter())
+        .map(|&t| {
+            let e = problem.evaluate(&at(t)).unwrap();
+            assert_eq!(e.steps, planned, "replayed runs take the planned steps");
+            e.breakdown.keyframes
+        })
+        .collect();
+    // Smooth: neighbouring secant slopes differ by little against the largest one.
+    let roughness = |values: &[f64]| {
+        let secants: Vec<f64> = values.windows(2).map(|w| (w[1] - w[0]) / 0.0005).collect();
+        let scale = secants.iter().fold(0.0f64, |m, s| m.max(s.abs()));
+        let worst = (secants.windows(2)).fold(0.0f64, |m, w| m.max((w[1] - w[0]).abs()));
+        eprintln!("secants {secants:?}");
+        worst / scale
+    };
+    let steps: Vec<usize> = adaptive.iter().map(|a| a.1).collect();
+    let values: Vec<f64> = adaptive.iter().map(|a| a.0).collect();
+    let (rough_adaptive, rough_replayed) = (roughness(&values), roughness(&replayed));
+    eprintln!(
+        "adaptive steps {steps:?} roughness {rough_adaptive:.3}; replayed {planned} steps roughness {rough_replayed:.3}"
+    );
+    assert!(rough_adaptive > 0.5, "adaptive steps should jump here");
+    assert!(rough_replayed < 0.2, "replayed Φ must be smooth");
+    let gradient = problem.evaluate(&at(ts[4])).unwrap().gradient;
+    let slope: f64 = gradient.iter().zip(&d).map(|(g, d)| g * d).sum();
+    let force = |t: f64| {
+        problem
+            .objective()
+            .force_term(&at(t), &mut vec![0.0; d.len()])
+    };
+    let central = (replayed[5] + force(ts[5]) - replayed[3] - force(ts[3])) / 0.001;
+    eprintln!("adjoint slope {slope:.6e}, central difference {central:.6e}");
+    assert!(
+        (slope - central).abs() < 0.1 * central.abs(),
+        "{slope} vs {central}"
+    );
+}

@@ -56,19 +56,35 @@ pub enum UpArg {
     Z,
 }
 
-/// Time integrators of SPEC `--integrator`.
+/// Time integrators of SPEC `--integrator` (trade-offs: [`crate::pipeline::Integrator`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum IntegratorArg {
-    /// Linearised backward Euler of Baraff & Witkin (1998).
+    /// Linearised backward Euler of Baraff & Witkin (1998): stable at large steps, damps
+    /// motion more the larger the step.
     Implicit,
-    /// Second-order backward differentiation (not in this build).
+    /// Second-order backward differences: the implicit step's cost, far less damping.
     Bdf2,
-    /// Kang–Cho approximate implicit preview (not in this build).
+    /// Kang–Cho approximate implicit update (a few Jacobi sweeps): several times faster,
+    /// less accurate; for look-dev.
     Preview,
-    /// Projective dynamics (not in this build).
+    /// Projective dynamics on the spring network (prefactored, local–global iterations):
+    /// fast, more damped, no self-collision.
     Projective,
-    /// Explicit (symplectic) Euler (not in this build).
+    /// Symplectic Euler with Provot's stretch limit, sub-stepped: slow for stiff cloth.
     Explicit,
+}
+
+impl From<IntegratorArg> for crate::pipeline::Integrator {
+    fn from(a: IntegratorArg) -> Self {
+        use crate::pipeline::Integrator as I;
+        match a {
+            IntegratorArg::Implicit => I::Implicit,
+            IntegratorArg::Bdf2 => I::Bdf2,
+            IntegratorArg::Preview => I::Preview,
+            IntegratorArg::Projective => I::Projective,
+            IntegratorArg::Explicit => I::Explicit,
+        }
+    }
 }
 
 /// Force models of SPEC `--model`.
@@ -76,8 +92,17 @@ pub enum IntegratorArg {
 pub enum ModelArg {
     /// Triangle stretch / shear and hinge bend conditions (Baraff §4).
     Continuum,
-    /// Springs (not in this build).
+    /// Springs: stretch on edges, shear-and-bend across each hinge (Kang & Cho, Choi & Ko).
     MassSpring,
+}
+
+impl From<ModelArg> for crate::pipeline::ForceModel {
+    fn from(a: ModelArg) -> Self {
+        match a {
+            ModelArg::Continuum => crate::pipeline::ForceModel::Continuum,
+            ModelArg::MassSpring => crate::pipeline::ForceModel::MassSpring,
+        }
+    }
 }
 
 /// `drape simulate`.
@@ -128,7 +153,8 @@ pub struct SimulateArgs {
     /// Force model.
     #[arg(long, value_enum, default_value = "continuum")]
     pub model: ModelArg,
-    /// Wind velocity X,Y,Z in m/s, seen by air drag. Default: none.
+    /// Wind velocity X,Y,Z in m/s, seen by air drag and lift (lift is on only with
+    /// --wind). Default: none.
     #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true)]
     pub wind: Option<String>,
     /// Worker threads. Default: all cores. Results are identical for any count.

@@ -11,8 +11,7 @@ use super::progress::Progress;
 use super::report::Report;
 use super::simulate::{bake_caches, load, prepare_selected, run_command};
 use crate::control::keyframes::{self, Keyframe};
-use crate::control::lbfgs::LbfgsSettings;
-use crate::control::problem::{ControlProblem, ControlSettings};
+use crate::control::problem::{optimiser_settings, ControlProblem, ControlSettings};
 use crate::error::{Error, Result};
 use serde_json::json;
 use std::ops::ControlFlow;
@@ -73,10 +72,7 @@ fn control(args: &ControlArgs, progress: &mut Progress, report: &mut Option<Repo
         velocity_weight: beta,
         ..ControlSettings::default()
     };
-    let lbfgs = LbfgsSettings {
-        max_iterations: iterations,
-        ..LbfgsSettings::default()
-    };
+    let lbfgs = optimiser_settings(iterations);
     let mut summaries = Vec::new();
     for (run, keys) in prepared.runs.iter_mut().zip(&keys) {
         let name = run.garment.name.clone();
@@ -99,6 +95,7 @@ fn control(args: &ControlArgs, progress: &mut Progress, report: &mut Option<Repo
             }
         })?;
         let objective = problem.objective();
+        run.sim = problem.controlled();
         run.controls = (0..objective.horizon())
             .map(|n| objective.forces(&solution.theta, n))
             .collect();

@@ -7,7 +7,7 @@
 //! cloth models are built and the caches opened, and only then does the frame loop run.
 //! The loop stops at a frame boundary when SIGINT/SIGTERM arrives ([`interrupt`]); on any
 //! stop every garment's partial cache is named in a warning and in the error.
-use super::args::{IntegratorArg, ModelArg, ProgressMode, SimulateArgs, UpArg};
+use super::args::{ProgressMode, SimulateArgs, UpArg};
 use super::interrupt;
 use super::progress::Progress;
 use super::report::{self, Report};
@@ -119,7 +119,6 @@ pub(super) fn prepare_selected<'a>(
     selected: &'a crate::io::Selected,
     report: &mut Option<Report>,
 ) -> Result<Prepared<'a>> {
-    check_supported(args)?;
     let material = Material::from_arg(&args.material)?;
     let uv_scale = settings::uv_scale(&args.uv_scale)?;
     let wind = match &args.wind {
@@ -141,6 +140,11 @@ pub(super) fn prepare_selected<'a>(
         params.max_step = settings::positive("--max-step", h)?.min(1.0 / fps);
     }
     params.wind = wind;
+    if args.wind.is_some() {
+        params.lift = crate::pipeline::params::DEFAULT_LIFT;
+    }
+    params.integrator = args.integrator.into();
+    params.model = args.model.into();
     let cache_up = match args.up {
         Some(UpArg::Y) => UpAxis::Y,
         Some(UpArg::Z) => UpAxis::Z,
@@ -338,21 +342,6 @@ fn frames_written(writers: &[Box<dyn CacheWriter>]) -> usize {
         .map(|w| w.frames_written())
         .min()
         .unwrap_or(0)
-}
-
-/// Refuses flags whose feature this build does not have, instead of ignoring them.
-fn check_supported(args: &SimulateArgs) -> Result<()> {
-    if args.integrator != IntegratorArg::Implicit {
-        return Err(Error::usage(
-            "--integrator: only 'implicit' (Baraff–Witkin) is available in this build",
-        ));
-    }
-    if args.model != ModelArg::Continuum {
-        return Err(Error::usage(
-            "--model: only 'continuum' is available in this build",
-        ));
-    }
-    Ok(())
 }
 
 /// One output path per garment: `-o` with `{garment}` expanded, else the scene file's

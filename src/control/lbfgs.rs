@@ -12,7 +12,8 @@
 //! Φ_k = Φ(x_k), g_k = ∇Φ(x_k)
 //! d_k = −H_k g_k                   quasi-Newton direction, two-loop recursion (Alg. 7.4)
 //!                                  with H_k⁰ = γ_k I, γ_k = s_{k−1}ᵀy_{k−1} / y_{k−1}ᵀy_{k−1}
-//! d_0 = −(ℓ / ‖g_0‖) g_0           first direction: a step of length ℓ = `first_step`
+//! d_0 = −(ℓ / ‖g_0‖) g_0           first direction: a step of length ℓ = `first_step`,
+//!                                  or ℓ = Φ_0 / ‖g_0‖ with `first_step_to_zero`
 //! x_{k+1} = x_k + α_k d_k          α_k from a strong-Wolfe line search, trial α = 1 first
 //! s_k = x_{k+1} − x_k, y_k = g_{k+1} − g_k   stored only if s_kᵀy_k > ε ‖s_k‖‖y_k‖
 //! ```
@@ -23,7 +24,10 @@
 //! descent is used whenever the memory is empty (all pairs rejected) or the two-loop
 //! direction is not a descent direction because of rounding; in both cases the memory is
 //! cleared. Afterwards `γ_k` scales the direction so that α = 1 is usually accepted at
-//! once (N&W §7.2 eq. 7.20).
+//! once (N&W §7.2 eq. 7.20). When a line search along the quasi-Newton direction finds no
+//! lower point, the memory is cleared and the search is repeated once along the scaled
+//! steepest descent before the optimiser gives up (an inexact gradient, such as that of
+//! an approximate adjoint, can make the quasi-Newton model point the wrong way).
 //!
 //! The line search ([`line_search`]) enforces the strong Wolfe conditions with
 //! `c₁ = 1e-4`, `c₂ = 0.9` ([`SUFFICIENT_DECREASE`], [`CURVATURE`]). A point where the
@@ -69,6 +73,12 @@ pub struct LbfgsSettings {
     /// line search shrinks it by interpolation), too short a few extrapolations. Values that
     /// are not finite and positive are replaced by 1.0.
     pub first_step: f64,
+    /// Use `ℓ = Φ/‖g‖` at the current point instead of [`LbfgsSettings::first_step`] for
+    /// steepest-descent steps: the step the linear model predicts brings `Φ` to zero
+    /// (half-way to the minimiser of the parabola with minimum 0 and the same slope).
+    /// Fits non-negative objectives whose minimum is near zero, such as keyframe error;
+    /// falls back to `first_step` when `Φ/‖g‖` is not finite and positive. Default false.
+    pub first_step_to_zero: bool,
     /// Curvature threshold `ε` of the update (default 1e-10): the pair `(s, y)` is skipped
     /// unless `sᵀy > ε ‖s‖ ‖y‖` (the cosine of the angle between `s` and `y`). Negative
     /// values act as 0 (then only `sᵀy > 0` is required).
@@ -84,6 +94,7 @@ impl Default for LbfgsSettings {
             gradient_tolerance: 1e-8,
             max_evaluations_per_search: 20,
             first_step: 1.0,
+            first_step_to_zero: false,
             curvature_epsilon: 1e-10,
         }
     }
@@ -205,11 +216,16 @@ pub fn minimize<E>(
         StopReason::Iterations
     } else {
         loop {
-            let slope = choose_direction(&mut history, &gradient, first_step, &mut direction);
+            let length = match value / norm(&gradient) {
+                l if settings.first_step_to_zero && l.is_finite() && l > 0.0 => l,
+                _ => first_step,
+            };
+            let slope = choose_direction(&mut history, &gradient, length, &mut direction);
             if slope.is_nan() || slope >= 0.0 {
                 // Only reachable when the gradient norm overflows or underflows.
                 break StopReason::LineSearch;
             }
+            let quasi_newton = history.len() > 0;
             let outcome = line_search::search(
                 &x,
                 &direction,
@@ -223,6 +239,11 @@ pub fn minimize<E>(
             let (accepted, strong_wolfe) = match outcome {
                 Outcome::Wolfe(accepted) => (accepted, true),
                 Outcome::Decrease(accepted) => (accepted, false),
+                // Retry once along the steepest descent.
+                Outcome::Failed if quasi_newton => {
+                    history.clear();
+                    continue;
+                }
                 Outcome::Failed => break StopReason::LineSearch,
             };
             step_point(&x, &direction, accepted.alpha, &mut next);

@@ -1,15 +1,22 @@
 //! One keyframe-control problem: a garment's simulator at the first frame, its keyframes
 //! and the objective; [`ControlProblem::evaluate`] gives Φ and its gradient (forward pass
 //! plus adjoint sweep).
+//!
+//! Every evaluation replays the step sizes of one uncontrolled run, recorded when the
+//! problem is set up ([`crate::pipeline::schedule`]): with adaptive steps a small change
+//! of the forces can flip a step rejection and make Φ jump, which stalls the line search.
+//! The controlled cache must be baked with the same schedule
+//! ([`ControlProblem::controlled`]) to reproduce what the optimiser saw.
 use super::adjoint::AdjointSolver;
 use super::keyframes::Keyframe;
 use super::lbfgs::{self, Evaluation, LbfgsSettings, StopReason};
 use super::objective::{Breakdown, Objective};
 use super::tape;
 use crate::error::{Error, Result};
-use crate::pipeline::Simulator;
+use crate::pipeline::{Simulator, StepSchedule};
 use crate::Vec3;
 use std::ops::ControlFlow;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// One finished L-BFGS iteration of [`ControlProblem::optimise`].
@@ -70,6 +77,20 @@ impl Default for ControlSettings {
     }
 }
 
+/// L-BFGS settings for keyframe control with at most `max_iterations` iterations: the
+/// first step is the one the linear model predicts brings Φ to zero
+/// ([`LbfgsSettings::first_step_to_zero`]; the keyframe error is what is being removed),
+/// and a line search gives up after 8 evaluations (each is a simulation and an adjoint
+/// sweep) and takes the lowest point seen.
+pub fn optimiser_settings(max_iterations: usize) -> LbfgsSettings {
+    LbfgsSettings {
+        max_iterations,
+        max_evaluations_per_search: 8,
+        first_step_to_zero: true,
+        ..LbfgsSettings::default()
+    }
+}
+
 /// Φ, its parts and its gradient at one control.
 #[derive(Debug, Clone)]
 pub struct Evaluated {
@@ -93,13 +114,16 @@ pub struct ControlProblem {
     fps: f64,
     settings: ControlSettings,
     segment: usize,
+    schedule: Arc<StepSchedule>,
 }
 
 impl ControlProblem {
     /// The problem of steering `template` (a simulator at frame `first`, bodies and pins
-    /// set up) to `keys` at `fps` frames per second.
+    /// set up) to `keys` at `fps` frames per second. Runs the horizon once without control
+    /// to record the step schedule every evaluation replays; fails with
+    /// [`Error::Simulation`] if that run fails.
     pub fn new(
-        template: Simulator,
+        mut template: Simulator,
         keys: &[Keyframe],
         first: i32,
         fps: f64,
@@ -126,12 +150,20 @@ impl ControlProblem {
         } else {
             fit.min((horizon as f64).sqrt().ceil() as usize).max(1)
         };
+        let mut uncontrolled = template.clone();
+        uncontrolled.log_steps(true);
+        for _ in 0..horizon {
+            uncontrolled.advance(1.0 / fps)?;
+        }
+        let schedule = Arc::new(uncontrolled.take_step_log());
+        template.follow_schedule(Some(schedule.clone()));
         Ok(ControlProblem {
             template,
             objective,
             fps,
             settings,
             segment,
+            schedule,
         })
     }
 
@@ -151,9 +183,21 @@ impl ControlProblem {
         self.objective.variables()
     }
 
-    /// The simulator at the first frame.
+    /// The simulator at the first frame, replaying the recorded step schedule.
     pub fn template(&self) -> &Simulator {
         &self.template
+    }
+
+    /// The step sizes every evaluation replays (those of the uncontrolled run).
+    pub fn schedule(&self) -> &StepSchedule {
+        &self.schedule
+    }
+
+    /// A simulator at the first frame that reproduces the optimised run: it replays the
+    /// schedule; apply [`Objective::forces`] of `theta` frame by frame
+    /// ([`Simulator::set_applied_forces`]). Frames after the last keyframe step adaptively.
+    pub fn controlled(&self) -> Simulator {
+        self.template.clone()
     }
 
     /// Frames per second.

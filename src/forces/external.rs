@@ -1,5 +1,5 @@
-//! External forces: gravity and air drag (Baraff §4.5 last paragraph, §3 "additional
-//! forces include air-drag, gravity").
+//! External forces: gravity, air drag (Baraff §4.5 last paragraph, §3 "additional
+//! forces include air-drag, gravity") and aerodynamic lift (Kang & Cho §5, [`lift`]).
 //!
 //! Air drag on a triangle resists only the motion along its normal (a sheet slides through
 //! air edgewise almost freely):
@@ -42,17 +42,9 @@ pub fn drag(
     mode: JacobianMode,
 ) -> ElementForces<3> {
     let mut out = ElementForces::zero();
-    let (a, b) = (x[1] - x[0], x[2] - x[0]);
-    let n = a.cross(&b);
-    let longest = a
-        .norm_squared()
-        .max(b.norm_squared())
-        .max((b - a).norm_squared());
-    let len = n.norm();
-    if !(longest.is_finite() && len > MIN_RELATIVE_AREA * longest) {
+    let Some(Normal { nh, len, a, b }) = Normal::of(x) else {
         return out;
-    }
-    let nh = n / len;
+    };
     let r = (v[0] + v[1] + v[2]) / 3.0 - wind;
     let s = nh.dot(&r);
     let coef = c * area / 3.0;
@@ -63,11 +55,7 @@ pub fn drag(
         let dfdn = (nh * r.transpose() + Mat3::from_diagonal_element(s))
             * (Mat3::identity() - nh * nh.transpose())
             * (-coef / len);
-        [
-            dfdn * (x[2] - x[1]).cross_matrix(),
-            -dfdn * b.cross_matrix(),
-            dfdn * a.cross_matrix(),
-        ]
+        normal_chain(dfdn, x, a, b)
     } else {
         [Mat3::zeros(); 3]
     };
@@ -76,5 +64,108 @@ pub fn drag(
         *dxa = dfdx;
         *dva = [dfdv; 3];
     }
+    out
+}
+
+/// A triangle's unit normal `n̂ = n/‖n‖`, `n = a × b`, `a = x1 − x0`, `b = x2 − x0`.
+struct Normal {
+    nh: Vec3,
+    len: f64,
+    a: Vec3,
+    b: Vec3,
+}
+
+impl Normal {
+    /// `None` for a triangle too thin to have a usable normal ([`MIN_RELATIVE_AREA`]).
+    fn of(x: &[Vec3; 3]) -> Option<Normal> {
+        let (a, b) = (x[1] - x[0], x[2] - x[0]);
+        let n = a.cross(&b);
+        let longest = a
+            .norm_squared()
+            .max(b.norm_squared())
+            .max((b - a).norm_squared());
+        let len = n.norm();
+        if !(longest.is_finite() && len > MIN_RELATIVE_AREA * longest) {
+            return None;
+        }
+        Some(Normal {
+            nh: n / len,
+            len,
+            a,
+            b,
+        })
+    }
+}
+
+/// `G ∂n/∂x_b` for the three corners, `∂n/∂x_{0,1,2} = ([x2 − x1]×, −[x2 − x0]×, [x1 − x0]×)`.
+fn normal_chain(g: Mat3, x: &[Vec3; 3], a: Vec3, b: Vec3) -> [Mat3; 3] {
+    [
+        g * (x[2] - x[1]).cross_matrix(),
+        -g * b.cross_matrix(),
+        g * a.cross_matrix(),
+    ]
+}
+
+/// Aerodynamic lift on one triangle (Kang & Cho §5, eqs. 32 and 34), perpendicular to the
+/// relative velocity `r = v̄ − w` of the triangle through the air:
+///
+/// ```text
+/// r̂ = r/‖r‖,  s = n̂·r̂,  σ = sign(s)
+/// U = (σ n̂ × r̂) × r̂ = −σ (n̂ − s r̂)                               (eq. 32, ‖U‖ = cos θ)
+/// f_total = c a (1 − |s|) ‖r‖² U = −c a (σ − t/ρ)(ρ² n̂ − t r),   ρ = ‖r‖, t = n̂·r  (eq. 34)
+/// ```
+/// split equally on the three corners; `a` rest area (m²), `c` lift coefficient (kg/m³,
+/// Kang & Cho's `K_L` per unit area), `wind` w (m/s). Like drag, the result does not depend
+/// on the triangle's orientation (n̂ → −n̂ flips σ and t). The paper's direction switch at
+/// `s = 0` (edgewise flow) makes the force jump there; exactly at `s = 0`, or at rest
+/// relative to the air, there is no lift.
+///
+/// Lift is applied explicitly: [`JacobianMode::System`] and [`JacobianMode::Definite`]
+/// return zero Jacobians (its velocity Jacobian is not symmetric and would break the
+/// conjugate gradient); [`JacobianMode::Exact`] returns the derivatives
+///
+/// ```text
+/// ∂f/∂r = −c a [ B (−n̂ᵀ/ρ + t rᵀ/ρ³) + α (2 n̂ rᵀ − r n̂ᵀ − t I) ],   α = σ − t/ρ, B = ρ² n̂ − t r
+/// ∂f/∂n̂ = −c a [ −B rᵀ/ρ + α (ρ² I − r rᵀ) ],   ∂n̂/∂n = (I − n̂ n̂ᵀ)/‖n‖
+/// ```
+pub fn lift(
+    x: &[Vec3; 3],
+    v: &[Vec3; 3],
+    area: f64,
+    c: f64,
+    wind: Vec3,
+    mode: JacobianMode,
+) -> ElementForces<3> {
+    let mut out = ElementForces::zero();
+    let Some(Normal { nh, len, a, b }) = Normal::of(x) else {
+        return out;
+    };
+    let r = (v[0] + v[1] + v[2]) / 3.0 - wind;
+    let rho = r.norm();
+    let t = nh.dot(&r);
+    if !(rho.is_finite() && rho > 0.0 && t != 0.0) {
+        return out;
+    }
+    let sigma = t.signum();
+    let alpha = sigma - t / rho;
+    let big_b = rho * rho * nh - t * r;
+    let coef = c * area / 3.0;
+    let f = -coef * alpha * big_b;
+    if mode == JacobianMode::Exact {
+        let dalpha = -nh.transpose() / rho + (t / (rho * rho * rho)) * r.transpose();
+        let db = 2.0 * nh * r.transpose() - r * nh.transpose() - t * Mat3::identity();
+        let dfdr = -coef * (big_b * dalpha + alpha * db);
+        let dfdn = -coef
+            * (-big_b * r.transpose() / rho
+                + alpha * (rho * rho * Mat3::identity() - r * r.transpose()))
+            * (Mat3::identity() - nh * nh.transpose())
+            / len;
+        let dfdx = normal_chain(dfdn, x, a, b);
+        for (dxa, dva) in out.dfdx.iter_mut().zip(&mut out.dfdv) {
+            *dxa = dfdx;
+            *dva = [dfdr / 3.0; 3];
+        }
+    }
+    out.f = [f; 3];
     out
 }

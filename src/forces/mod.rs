@@ -16,7 +16,8 @@
 //!
 //! [`deformation`] computes `w_u`, `w_v` (Baraff eq. 9) for stretch and shear.
 //! Conditions: [`stretch`] (§4.2, Stuyck §7.4), [`shear`] (§4.3, §7.5), [`bend`] (§4.3,
-//! §7.6); [`external`] holds gravity and air drag.
+//! §7.6); [`spring`] the mass-spring model's springs (Kang & Cho eqs. 21–22);
+//! [`external`] holds gravity, air drag and lift.
 use crate::{Mat3, Vec3};
 
 pub mod bend;
@@ -24,6 +25,7 @@ pub mod condition;
 pub mod deformation;
 pub mod external;
 pub mod shear;
+pub mod spring;
 pub mod stretch;
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! The linear algebra of the implicit step: a 3x3 block CSR matrix whose sparsity pattern is
 //! built once per topology ([`pattern`]), deterministic parallel assembly from per-element
 //! blocks ([`assembly`]), and the modified preconditioned conjugate gradient of Baraff §5.3
-//! with per-particle filters ([`pcg`]).
+//! with per-particle filters ([`pcg`]) and its preconditioners ([`precond`]: block Jacobi,
+//! symmetric block Gauss–Seidel, block incomplete Cholesky).
 //!
 //! Determinism: every reduction (dot products, gathers) is split into fixed-size chunks
 //! whose partial results are combined in chunk order, so results are bit-identical for any
@@ -11,11 +12,16 @@ pub mod bcsr;
 pub mod block3;
 pub mod pattern;
 pub mod pcg;
+pub mod precond;
 
 pub use assembly::{AssemblyPlan, ElementSet};
 pub use bcsr::BlockCsr;
 pub use pattern::BlockPattern;
-pub use pcg::{constraint_forces, modified_pcg, Constraint, PcgResult, PcgScratch, PcgSettings};
+pub use pcg::{
+    constraint_forces, modified_pcg, modified_pcg_with, Constraint, PcgResult, PcgScratch,
+    PcgSettings,
+};
+pub use precond::Preconditioner;
 
 #[cfg(test)]
 mod tests;

@@ -19,6 +19,7 @@ use crate::{Result, Vec2, Vec3};
 
 mod build;
 mod hinges;
+pub mod springs;
 #[cfg(test)]
 mod tests;
 mod topology;

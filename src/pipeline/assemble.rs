@@ -11,16 +11,21 @@
 //! [`AssemblyPlan`] then gathers them in a fixed order, so the system is bit-identical for
 //! any thread count.
 use crate::collision::self_contact::{repulsion_forces, Repulsion};
-use crate::forces::external::{drag, gravity};
+use crate::forces::external::{drag, gravity, lift};
 use crate::forces::shear::shear;
+use crate::forces::spring::{spring, SpringParams};
 use crate::forces::stretch::{stretch, StretchParams};
 use crate::forces::{bend::bend, ElementForces, JacobianMode};
 use crate::linalg::assembly::ElementSet;
 use crate::linalg::{AssemblyPlan, BlockCsr};
+use crate::model::springs::{springs, SpringKind};
 use crate::model::ClothModel;
+use crate::pipeline::params::ForceModel;
 use crate::scene::Material;
 use crate::{Mat3, Vec3};
 use rayon::prelude::*;
+
+mod forces_only;
 
 /// Per-element stiffness constants derived once from the material and rest state.
 #[derive(Debug, Clone)]
@@ -30,6 +35,10 @@ struct Coefficients {
     /// Per hinge: (k, k_d).
     hinges: Vec<(f64, f64)>,
     drag: f64,
+    /// Lift coefficient (kg/m³), 0 for none.
+    lift: f64,
+    /// The mass-spring model's springs (particles and parameters); empty for the continuum.
+    springs: Vec<([usize; 2], SpringParams)>,
 }
 
 impl Coefficients {
@@ -63,13 +72,48 @@ impl Coefficients {
             triangles,
             hinges,
             drag: m.drag,
+            lift: 0.0,
+            springs: Vec::new(),
         }
+    }
+
+    /// Springs of the mass-spring model with stiffness from the material (the spring
+    /// network of [`crate::model::springs`]), matching the continuum's small-strain energy:
+    ///
+    /// ```text
+    /// stretch spring:  k = k_stretch A / L₀²,   k_d = k_d,stretch A / L₀²
+    /// hinge spring:    k = (k_shear A + w (B_u + B_v)/2) / L₀²,
+    ///                  k_d = (k_d,shear A + w k_d,bend) / L₀²
+    /// ```
+    /// `A` the spring's area share (m²), `w` its hinge weight, material stiffness in N/m
+    /// (stretch, shear) and N·m (bend): ½ k (L − L₀)² = ½ k_stretch A ε² at strain ε.
+    fn spring_network(model: &ClothModel, m: &Material) -> Vec<([usize; 2], SpringParams)> {
+        springs(model)
+            .iter()
+            .map(|s| {
+                let inv = 1.0 / (s.rest * s.rest);
+                let (k, kd) = match s.kind {
+                    SpringKind::Stretch => (m.stretch * s.area, m.stretch_damping * s.area),
+                    SpringKind::Hinge => (
+                        m.shear * s.area + s.weight * 0.5 * (m.bend_u + m.bend_v),
+                        m.shear_damping * s.area + s.weight * m.bend_damping,
+                    ),
+                };
+                let params = SpringParams {
+                    rest: s.rest,
+                    k: k * inv,
+                    kd: kd * inv,
+                };
+                (s.nodes, params)
+            })
+            .collect()
     }
 }
 
 /// The system of one step: matrix, right-hand side and the buffers they are built in.
 #[derive(Debug, Clone)]
 pub struct System {
+    force_model: ForceModel,
     plan: AssemblyPlan,
     /// Element sets of the topology (triangles, hinges), kept to rebuild the plan when the
     /// self-contact set changes.
@@ -86,30 +130,54 @@ pub struct System {
     pub rhs: Vec<Vec3>,
     triangle_blocks: Vec<Mat3>,
     triangle_rhs: Vec<Vec3>,
+    /// Blocks of the second element set: hinges (continuum) or springs (mass-spring).
     hinge_blocks: Vec<Mat3>,
     hinge_rhs: Vec<Vec3>,
     mass_blocks: Vec<Mat3>,
 }
 
 impl System {
-    /// Pattern, plan and buffers for `model` (built once per topology).
+    /// Pattern, plan and buffers for `model` (built once per topology), continuum forces.
     pub fn new(model: &ClothModel, material: &Material) -> Self {
+        Self::with_force_model(model, material, ForceModel::Continuum)
+    }
+
+    /// Pattern, plan and buffers for `model` with the internal forces of `force_model`:
+    /// the continuum's element sets are (triangles, hinges), the mass-spring model's
+    /// (triangles for drag and lift only, springs).
+    pub fn with_force_model(
+        model: &ClothModel,
+        material: &Material,
+        force_model: ForceModel,
+    ) -> Self {
         let n = model.len();
         let triangles = ElementSet {
             arity: 3,
             nodes: model.triangles.iter().flatten().copied().collect(),
         };
-        let hinges = ElementSet {
-            arity: 4,
-            nodes: model.hinges.iter().flat_map(hinge_nodes).collect(),
+        let mut coefficients = Coefficients::new(model, material);
+        let second = match force_model {
+            ForceModel::Continuum => ElementSet {
+                arity: 4,
+                nodes: model.hinges.iter().flat_map(hinge_nodes).collect(),
+            },
+            ForceModel::MassSpring => {
+                coefficients.springs = Coefficients::spring_network(model, material);
+                ElementSet {
+                    arity: 2,
+                    nodes: coefficients.springs.iter().flat_map(|s| s.0).collect(),
+                }
+            }
         };
-        let base_sets = [triangles, hinges];
+        let arity = second.arity;
+        let nh = second.count();
+        let base_sets = [triangles, second];
         let plan = AssemblyPlan::new(n, &base_sets);
         let matrix = BlockCsr::zeros(plan.pattern.clone());
         let nt = model.triangles.len();
-        let nh = model.hinges.len();
         System {
-            coefficients: Coefficients::new(model, material),
+            force_model,
+            coefficients,
             plan,
             base_sets,
             repulsions: Vec::new(),
@@ -120,8 +188,8 @@ impl System {
             rhs: vec![Vec3::zeros(); n],
             triangle_blocks: vec![Mat3::zeros(); nt * 9],
             triangle_rhs: vec![Vec3::zeros(); nt * 3],
-            hinge_blocks: vec![Mat3::zeros(); nh * 16],
-            hinge_rhs: vec![Vec3::zeros(); nh * 4],
+            hinge_blocks: vec![Mat3::zeros(); nh * arity * arity],
+            hinge_rhs: vec![Vec3::zeros(); nh * arity],
             mass_blocks: model.mass.iter().map(|&m| Mat3::identity() * m).collect(),
         }
     }
@@ -202,6 +270,7 @@ impl System {
             mode,
         } = *state;
         let coeff = &self.coefficients;
+        let continuum = self.force_model == ForceModel::Continuum;
         self.triangle_blocks
             .par_chunks_mut(9)
             .zip(self.triangle_rhs.par_chunks_mut(3))
@@ -212,26 +281,45 @@ impl System {
                 let xs = tri.map(|i| x[i]);
                 let vs = tri.map(|i| v[i]);
                 let (sp, ks, kds) = &coeff.triangles[t];
-                let mut e = stretch(&xs, &vs, rest, sp, mode);
-                e.add(&shear(&xs, &vs, rest, *ks, *kds, mode));
+                let mut e = if continuum {
+                    let mut e = stretch(&xs, &vs, rest, sp, mode);
+                    e.add(&shear(&xs, &vs, rest, *ks, *kds, mode));
+                    e
+                } else {
+                    ElementForces::zero()
+                };
                 if coeff.drag > 0.0 {
                     e.add(&drag(&xs, &vs, rest.area, coeff.drag, wind, mode));
                 }
+                if coeff.lift > 0.0 {
+                    e.add(&lift(&xs, &vs, rest.area, coeff.lift, wind, mode));
+                }
                 writer.write(&e, tri, blocks, rhs);
             });
-        self.hinge_blocks
-            .par_chunks_mut(16)
-            .zip(self.hinge_rhs.par_chunks_mut(4))
-            .enumerate()
-            .for_each(|(k, (blocks, rhs))| {
-                let hinge = &model.hinges[k];
-                let nodes = hinge_nodes(hinge);
-                let xs = nodes.map(|i| x[i]);
-                let vs = nodes.map(|i| v[i]);
-                let (kb, kdb) = coeff.hinges[k];
-                let e = bend(&xs, &vs, hinge.rest_angle, kb, kdb, mode);
-                writer.write(&e, nodes, blocks, rhs);
-            });
+        if continuum {
+            self.hinge_blocks
+                .par_chunks_mut(16)
+                .zip(self.hinge_rhs.par_chunks_mut(4))
+                .enumerate()
+                .for_each(|(k, (blocks, rhs))| {
+                    let hinge = &model.hinges[k];
+                    let nodes = hinge_nodes(hinge);
+                    let xs = nodes.map(|i| x[i]);
+                    let vs = nodes.map(|i| v[i]);
+                    let (kb, kdb) = coeff.hinges[k];
+                    let e = bend(&xs, &vs, hinge.rest_angle, kb, kdb, mode);
+                    writer.write(&e, nodes, blocks, rhs);
+                });
+        } else {
+            self.hinge_blocks
+                .par_chunks_mut(4)
+                .zip(self.hinge_rhs.par_chunks_mut(2))
+                .zip(coeff.springs.par_iter())
+                .for_each(|((blocks, rhs), (nodes, p))| {
+                    let e = spring(&nodes.map(|i| x[i]), &nodes.map(|i| v[i]), p, mode);
+                    writer.write(&e, *nodes, blocks, rhs);
+                });
+        }
         let (d, kr, kdr) = self.repulsion_params;
         let repulsions = &self.repulsions;
         self.repulsion_blocks
@@ -315,6 +403,12 @@ impl System {
         &self.repulsions
     }
 
+    /// Turns on aerodynamic lift with coefficient `c` (kg/m³; 0 turns it off), applied
+    /// explicitly ([`crate::forces::external::lift`]).
+    pub fn set_lift(&mut self, c: f64) {
+        self.coefficients.lift = if c.is_finite() { c.max(0.0) } else { 0.0 };
+    }
+
     /// Adds per-particle implicit terms after [`System::assemble`]: for each
     /// `(i, K, f)`, a force `f` at the start of the step with `∂f/∂v = −K`, so
     /// `A_ii += h K` and `b_i += h f` (used for sliding friction).
@@ -380,4 +474,14 @@ impl ElementWriter for TransposeProduct<'_> {
                 .sum();
         }
     }
+}
+
+/// The mass-spring model's springs of `model` with parameters from `material` (the same
+/// the [`System`] of [`ForceModel::MassSpring`] assembles): particles and
+/// [`SpringParams`].
+pub fn spring_parameters(
+    model: &ClothModel,
+    material: &Material,
+) -> Vec<([usize; 2], SpringParams)> {
+    Coefficients::spring_network(model, material)
 }

@@ -18,14 +18,23 @@
 //! remember             contact forces (§5.4) decide release and friction next step
 //! ```
 //! [`Simulator::advance`] steps until the end of a frame, never stepping past it.
+//!
+//! That is the default [`Integrator::Implicit`]; [`SolverParams::integrator`] picks another
+//! ([`integrators`]: BDF2, Kang & Cho's preview, projective dynamics, explicit), and
+//! [`SolverParams::model`] the force model (continuum or mass-spring). The shared stages
+//! live in `stages.rs`.
 pub mod assemble;
+pub mod integrators;
 pub mod params;
 pub mod pins;
 pub mod record;
+pub mod schedule;
+mod stages;
 pub mod step_control;
 
-pub use params::SolverParams;
+pub use params::{ForceModel, Integrator, SolverParams};
 pub use record::StepRecord;
+pub use schedule::StepSchedule;
 
 use crate::collision::contact::Contact;
 use crate::collision::self_contact::SelfCollision;
@@ -33,15 +42,15 @@ use crate::collision::{BodyContacts, BodyState};
 use crate::error::{Error, Result};
 use crate::forces::deformation::Deformation;
 use crate::forces::JacobianMode;
-use crate::linalg::pcg::constraint_forces;
-use crate::linalg::pcg::{modified_pcg, Constraint, PcgResult, PcgScratch, PcgSettings};
+use crate::linalg::pcg::{modified_pcg_with, Constraint, PcgResult, PcgScratch, PcgSettings};
 use crate::model::{ClothModel, TriangleRest};
 use crate::scene::{Animation, Body, Material};
 use crate::Vec3;
 use assemble::System;
 use pins::Pins;
 use rayon::prelude::*;
-use std::time::Instant;
+use schedule::Replay;
+use std::sync::Arc;
 use step_control::StepControl;
 
 /// Solver figures of one frame (SPEC `--report`, progress events).
@@ -110,6 +119,14 @@ pub struct Simulator {
     tape: Option<Vec<StepRecord>>,
     /// Jacobians the last solve used.
     mode: JacobianMode,
+    /// What the integrators other than [`Integrator::Implicit`] keep between steps.
+    integ: integrators::IntegratorState,
+    /// Step sizes to replay instead of choosing them adaptively ([`schedule`]).
+    replay: Option<Replay>,
+    /// Whether the current frame replays its steps (no stretch-jump rejection).
+    replaying: bool,
+    /// Accepted step sizes logged frame by frame, when logging.
+    step_log: Option<StepSchedule>,
 }
 
 /// Why a proposed step was not accepted.
@@ -130,7 +147,9 @@ impl Simulator {
         let n = model.len();
         let pins = Pins::new(pin, &model.positions);
         let pinned = pins.mask(n);
-        let system = System::new(&model, material);
+        let mut system = System::with_force_model(&model, material, params.model);
+        system.set_lift(params.lift);
+        let integ = integrators::IntegratorState::new(&model, material, &params);
         let control = StepControl::new(
             params.max_step,
             params.min_step,
@@ -167,6 +186,10 @@ impl Simulator {
             applied: None,
             tape: None,
             mode: JacobianMode::System,
+            integ,
+            replay: None,
+            replaying: false,
+            step_log: None,
         }
     }
 
@@ -240,6 +263,39 @@ impl Simulator {
         self.tape.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
+    /// Starts (or stops) logging the accepted step sizes of every following frame.
+    pub fn log_steps(&mut self, on: bool) {
+        self.step_log = on.then(StepSchedule::default);
+    }
+
+    /// The step sizes logged since [`Simulator::log_steps`] (empty when not logging).
+    pub fn take_step_log(&mut self) -> StepSchedule {
+        self.step_log
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Replays `schedule` from the next frame on instead of choosing steps adaptively
+    /// (see [`schedule`]); `None` returns to adaptive steps.
+    pub fn follow_schedule(&mut self, schedule: Option<Arc<StepSchedule>>) {
+        self.replay = schedule.map(Replay::new);
+    }
+
+    /// Where the pinned particles must be now (particle, target in m): their targets at
+    /// the current time, which every integrator meets at the end of each step.
+    pub fn pin_targets(&self) -> Vec<(usize, Vec3)> {
+        let (start, fps) = self.clock;
+        self.pins
+            .targets(&self.x, start + self.time * fps, &self.bodies)
+    }
+
+    /// Sparse Cholesky factorisations the [`Integrator::Projective`] integrator computed so
+    /// far (one per topology and step size); 0 for the other integrators.
+    pub fn factorizations(&self) -> usize {
+        self.integ.factorizations()
+    }
+
     /// The solver parameters.
     pub fn params(&self) -> &SolverParams {
         &self.params
@@ -302,23 +358,49 @@ impl Simulator {
     /// Advances by `duration` seconds (one frame), adapting the step (Baraff §7).
     /// Fails with [`Error::Simulation`] when the step would fall below the minimum.
     pub fn advance(&mut self, duration: f64) -> Result<FrameStats> {
+        // Keyframe control logs the steps of its uncontrolled run first, then records them.
+        let controlled = self.tape.is_some() || self.step_log.is_some();
+        if controlled && self.params.integrator != Integrator::Implicit {
+            return Err(Error::usage(
+                "keyframe control differentiates the implicit integrator only; \
+                 run `drape control` with --integrator implicit (the default)",
+            ));
+        }
         let end = self.time + duration;
         let mut stats = FrameStats {
             min_step: f64::INFINITY,
             ..FrameStats::default()
         };
+        self.replaying = self.replay.as_mut().is_some_and(Replay::begin_frame);
+        if let Some(log) = &mut self.step_log {
+            log.begin_frame();
+        }
         // Stop when the remainder is a rounding residue of the frame length.
         while end - self.time > 1e-9 * duration.max(1e-12) {
-            let h = self.control.step().min(end - self.time);
+            let h = match self.replay.as_ref().filter(|_| self.replaying) {
+                Some(r) => r.next_step(end - self.time),
+                None => self.control.step().min(end - self.time),
+            };
             match self.step(h, &mut stats) {
                 Ok(()) => {
-                    self.control.accept();
+                    match self.replay.as_mut().filter(|_| self.replaying) {
+                        Some(r) => r.accepted(),
+                        None => self.control.accept(),
+                    }
+                    if let Some(log) = &mut self.step_log {
+                        log.log(h);
+                    }
                     stats.steps += 1;
                     stats.min_step = stats.min_step.min(h);
                 }
                 Err(why) => {
                     stats.rejections += 1;
-                    if !self.control.reject() {
+                    let min_step = self.params.min_step;
+                    let retry = match self.replay.as_mut().filter(|_| self.replaying) {
+                        Some(r) => r.rejected(h, min_step),
+                        None => self.control.reject(),
+                    };
+                    if !retry {
                         let reason = match why {
                             Rejection::Solve => "the linear solve did not converge",
                             Rejection::Stretch => "the cloth stretch kept jumping",
@@ -341,92 +423,6 @@ impl Simulator {
         [stats.cloth_solid_seconds, stats.cloth_cloth_seconds] =
             std::mem::take(&mut self.collision_time);
         Ok(stats)
-    }
-
-    /// One implicit step of size `h`; on success the state is advanced. The system is
-    /// built with Baraff's Jacobians ([`JacobianMode::System`]); if the PCG meets
-    /// non-positive curvature there (an indefinite system under large shear or folds), it is
-    /// rebuilt with the positive definite [`JacobianMode::Definite`] ones and solved again.
-    fn step(&mut self, h: f64, stats: &mut FrameStats) -> Result<(), Rejection> {
-        let (start, fps) = self.clock;
-        let (f0, f1) = (start + self.time * fps, start + (self.time + h) * fps);
-        for b in &mut self.bodies {
-            b.advance_to(f0, f1);
-        }
-        self.constraints.clear();
-        self.pins
-            .constrain(&self.x, &self.v, h, f1, &self.bodies, &mut self.constraints);
-        self.y.iter_mut().for_each(|y| *y = Vec3::zeros());
-        if !self.bodies.is_empty() {
-            let clock = Instant::now();
-            self.detect_contacts(h);
-            self.collision_time[0] += clock.elapsed().as_secs_f64();
-        }
-        if let Some(sc) = &mut self.self_collision {
-            let clock = Instant::now();
-            let (repulsions, alterations) = sc.detect(&self.x);
-            for (i, y) in alterations {
-                // Pins and body contacts keep their own exact targets.
-                if !self.pinned[i] && self.y[i] == Vec3::zeros() {
-                    self.y[i] = y;
-                }
-            }
-            stats.self_contacts = stats.self_contacts.max(repulsions.len());
-            let d = sc.distance;
-            self.system.set_repulsions(self.x.len(), repulsions, d);
-            self.collision_time[1] += clock.elapsed().as_secs_f64();
-        }
-        let mut result = self.solve(h, JacobianMode::System);
-        stats.cg_iterations += result.iterations;
-        if !result.converged && result.iterations < self.params.cg_max_iterations {
-            stats.definite_fallbacks += 1;
-            result = self.solve(h, JacobianMode::Definite);
-            stats.cg_iterations += result.iterations;
-        }
-        if !result.converged {
-            return Err(Rejection::Solve);
-        }
-        let record = self.tape.is_some().then(|| self.record(h));
-        if !self.contacts.contacts.is_empty() {
-            let all = constraint_forces(
-                &self.system.matrix,
-                &self.system.rhs,
-                &self.dv,
-                &self.constraints,
-            );
-            let pins = self.constraints.len() - self.contacts.contacts.len();
-            self.impulses = all[pins..].to_vec();
-        }
-        let tolerate_crossing = h <= self.params.max_step / 256.0;
-        if self.check_and_advance(h, tolerate_crossing)? {
-            stats.self_crossings += 1;
-        }
-        if !self.bodies.is_empty() {
-            self.contacts.remember(&self.impulses, &self.v, h);
-        }
-        if let Some(sc) = &mut self.self_collision {
-            sc.accept();
-        }
-        if let (Some(tape), Some(r)) = (&mut self.tape, record) {
-            tape.push(r);
-        }
-        stats.max_residual = stats.max_residual.max(result.relative_residual);
-        Ok(())
-    }
-
-    /// Finds contacts with the bodies (sampled for this step, Baraff §6) and turns them into
-    /// constraints and position alterations.
-    fn detect_contacts(&mut self, h: f64) {
-        self.contacts.detect(
-            &self.bodies,
-            &self.x,
-            &self.v,
-            &self.pinned,
-            h,
-            self.params.gravity,
-        );
-        self.contacts
-            .constrain(&self.v, &mut self.constraints, &mut self.y);
     }
 
     /// What the adjoint pass needs to rebuild this step's system (called before the state
@@ -459,17 +455,44 @@ impl Simulator {
 
     /// Assembles the step's system with Jacobians of `mode` and solves it into `dv`.
     fn solve(&mut self, h: f64, mode: JacobianMode) -> PcgResult {
+        self.assemble_step(h, mode);
+        let settings = PcgSettings {
+            tolerance: self.params.cg_tolerance,
+            max_iterations: self.params.cg_max_iterations,
+            warm_start: self.params.cg_warm_start,
+        };
+        modified_pcg_with(
+            &self.system.matrix,
+            &self.system.rhs,
+            &self.constraints,
+            &settings,
+            self.params.preconditioner,
+            &mut self.pcg,
+            &mut self.dv,
+        )
+    }
+
+    /// Assembles the step's system (eq. 18) with Jacobians of `mode`, sliding friction and
+    /// applied forces; under BDF2 with its position history in `y` and its momentum term
+    /// on the right ([`integrators::bdf2`]).
+    fn assemble_step(&mut self, h: f64, mode: JacobianMode) {
         self.mode = mode;
+        let y = self.integ.bdf2.as_ref().map_or(&self.y, |t| &t.y_total);
         self.system.assemble(
             &self.model,
             &self.x,
             &self.v,
-            &self.y,
+            y,
             h,
             self.params.gravity,
             self.params.wind,
             mode,
         );
+        if let Some(t) = &self.integ.bdf2 {
+            for (b, m) in self.system.rhs.iter_mut().zip(&t.momentum) {
+                *b += m;
+            }
+        }
         if !self.contacts.contacts.is_empty() {
             let friction = self.contacts.friction_terms(&self.v);
             self.system.add_particle_terms(&friction, h);
@@ -481,80 +504,6 @@ impl Simulator {
                 .zip(f.par_iter())
                 .for_each(|(b, f)| *b += h * f);
         }
-        let settings = PcgSettings {
-            tolerance: self.params.cg_tolerance,
-            max_iterations: self.params.cg_max_iterations,
-            warm_start: self.params.cg_warm_start,
-        };
-        modified_pcg(
-            &self.system.matrix,
-            &self.system.rhs,
-            &self.constraints,
-            &settings,
-            &mut self.pcg,
-            &mut self.dv,
-        )
-    }
-
-    /// Proposes `v₁ = v₀ + Δv`, `x₁ = x₀ + h v₁ + y`; accepts it unless a triangle's
-    /// stretch jumps (Baraff §7), a value is not finite, a particle ends inside a body, or a
-    /// particle passes through the cloth (unless `tolerate_crossing`). Returns whether an
-    /// accepted step had a crossing.
-    fn check_and_advance(&mut self, h: f64, tolerate_crossing: bool) -> Result<bool, Rejection> {
-        let x_new: Vec<Vec3> = self
-            .x
-            .par_iter()
-            .zip(self.v.par_iter())
-            .zip(self.dv.par_iter().zip(self.y.par_iter()))
-            .map(|((x, v), (dv, y))| x + h * (v + dv) + y)
-            .collect();
-        if x_new.iter().any(|p| !p.iter().all(|c| c.is_finite())) {
-            return Err(Rejection::Stretch);
-        }
-        let tris = &self.model.triangles;
-        let rest = &self.model.rest;
-        // The stretch change is measured from the altered start x₀ + y: position alteration
-        // (§6.2) is a deliberate displacement, the check judges the solve's own motion.
-        let shifted: Vec<Vec3> = self.x.iter().zip(&self.y).map(|(x, y)| x + y).collect();
-        self.stretch_before = stretch_measures(tris, rest, &shifted);
-        let after = stretch_measures(tris, rest, &x_new);
-        let limit = self.params.max_stretch_change;
-        let jump = self
-            .stretch_before
-            .par_iter()
-            .zip(after.par_iter())
-            .any(|(a, b)| (a[0] - b[0]).abs() > limit || (a[1] - b[1]).abs() > limit);
-        if jump {
-            return Err(Rejection::Stretch);
-        }
-        let mut crossed = false;
-        if let Some(sc) = &mut self.self_collision {
-            let clock = Instant::now();
-            let crosses = sc.crosses(&shifted, &x_new);
-            self.collision_time[1] += clock.elapsed().as_secs_f64();
-            if crosses {
-                if !tolerate_crossing {
-                    return Err(Rejection::SelfCrossing);
-                }
-                crossed = true;
-            }
-        }
-        if !self.bodies.is_empty() {
-            let clock = Instant::now();
-            let after = BodyContacts::max_penetration(&self.bodies, &x_new);
-            let worse = after > 0.1 && after > self.max_penetration();
-            self.collision_time[0] += clock.elapsed().as_secs_f64();
-            if worse {
-                return Err(Rejection::Contact);
-            }
-        }
-        // Pinned particles: Δv = z exactly (S = 0), so a pin at rest keeps v = 0 exactly.
-        for (v, dv) in self.v.iter_mut().zip(&self.dv) {
-            *v += dv;
-        }
-        self.x = x_new;
-        self.time += h;
-        Ok(crossed)
     }
 }
 

@@ -87,6 +87,28 @@ impl Pins {
         }
     }
 
+    /// Where every pinned particle must be at `frame1` (pairs of particle and target,
+    /// m); bodies must be sampled for the step ending there (their `x1` at `frame1`).
+    pub fn targets(&self, x: &[Vec3], frame1: f64, bodies: &[BodyState]) -> Vec<(usize, Vec3)> {
+        let own = match (&self.animation, self.targets.contains(&Target::Own)) {
+            (Some(a), true) => Some(a.sample(frame1)),
+            _ => None,
+        };
+        (self.particles.iter().zip(&self.targets))
+            .map(|(&i, target)| {
+                let goal = match target {
+                    Target::Fixed(p) => *p,
+                    Target::Own => own.as_ref().map_or(x[i], |o| o[i]),
+                    Target::Body(b, t, w, offset) => {
+                        let (_, c1) = bodies[*b].corners(*t);
+                        c1[0] * w[0] + c1[1] * w[1] + c1[2] * w[2] + offset
+                    }
+                };
+                (i, goal)
+            })
+            .collect()
+    }
+
     /// Appends the pins' constraints for a step of `h` ending at `frame1`; bodies must be
     /// sampled for this step (their `x1` at `frame1`).
     pub fn constrain(
@@ -98,19 +120,7 @@ impl Pins {
         bodies: &[BodyState],
         out: &mut Vec<Constraint>,
     ) {
-        let own = match (&self.animation, self.targets.contains(&Target::Own)) {
-            (Some(a), true) => Some(a.sample(frame1)),
-            _ => None,
-        };
-        for (&i, target) in self.particles.iter().zip(&self.targets) {
-            let goal = match target {
-                Target::Fixed(p) => *p,
-                Target::Own => own.as_ref().map_or(x[i], |o| o[i]),
-                Target::Body(b, t, w, offset) => {
-                    let (_, c1) = bodies[*b].corners(*t);
-                    c1[0] * w[0] + c1[1] * w[1] + c1[2] * w[2] + offset
-                }
-            };
+        for (i, goal) in self.targets(x, frame1, bodies) {
             // For a fixed pin at rest this is exactly z = −v₀ (goal − x₀ = 0).
             let z = if goal == x[i] {
                 -v[i]

@@ -465,6 +465,59 @@ fn exhausted_line_search_with_decrease_still_makes_progress() {
 }
 
 #[test]
+fn failed_quasi_newton_search_retries_along_steepest_descent() {
+    let settings = LbfgsSettings {
+        max_evaluations_per_search: 5,
+        first_step: 0.25,
+        ..LbfgsSettings::default()
+    };
+    let x0 = rosenbrock_start(2);
+    let reference = run(x0.clone(), &settings, |x| Some(rosenbrock(x)), Some(1));
+    let before = reference.evaluations.len();
+    // Every trial of the second line search (along the quasi-Newton direction) fails.
+    let calls = std::cell::Cell::new(0);
+    let failing = before + 1..=before + 5;
+    let r = run(
+        x0,
+        &settings,
+        |x| {
+            calls.set(calls.get() + 1);
+            (!failing.contains(&calls.get())).then(|| rosenbrock(x))
+        },
+        Some(2),
+    );
+    assert_eq!(r.iterates.len(), 2, "the retry made a second iteration");
+    // The retry's first trial is a step of `first_step` along −g at the first iterate.
+    let x1 = &r.iterates[0].1;
+    let g1 = rosenbrock(x1).gradient;
+    let trial = &r.evaluations[before + 5].0;
+    let step: Vec<f64> = trial.iter().zip(x1).map(|(a, b)| a - b).collect();
+    assert!((norm(&step) - 0.25).abs() <= 1e-12, "{}", norm(&step));
+    let cosine = dot(&step, &g1) / (norm(&step) * norm(&g1));
+    assert!((cosine + 1.0).abs() <= 1e-12, "cosine {cosine}");
+    r.assert_monotone();
+}
+
+#[test]
+fn first_step_to_zero_starts_where_the_linear_model_reaches_zero() {
+    let settings = LbfgsSettings {
+        first_step_to_zero: true,
+        ..LbfgsSettings::default()
+    };
+    let x0 = rosenbrock_start(4);
+    let e0 = rosenbrock(&x0);
+    let r = run(x0.clone(), &settings, |x| Some(rosenbrock(x)), Some(1));
+    let step: Vec<f64> = r.evaluations[1]
+        .0
+        .iter()
+        .zip(&x0)
+        .map(|(a, b)| a - b)
+        .collect();
+    let expected = e0.value / norm(&e0.gradient);
+    assert!((norm(&step) - expected).abs() <= 1e-12 * expected);
+}
+
+#[test]
 fn zero_gradient_at_start_stops_immediately() {
     let r = run(
         vec![1.0; 4],

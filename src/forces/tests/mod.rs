@@ -15,6 +15,7 @@ mod bend;
 mod condition;
 mod definite;
 mod drag;
+mod spring_lift;
 mod stretch_shear;
 
 /// FD Jacobian tolerance demanded by the issue.

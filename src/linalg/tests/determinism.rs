@@ -6,7 +6,7 @@ use crate::linalg::{modified_pcg, AssemblyPlan, BlockCsr, Constraint, PcgScratch
 use crate::{Mat3, Vec3};
 
 /// Runs `f` inside a rayon pool of `threads` threads.
-fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+pub(super) fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -14,7 +14,7 @@ fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
         .install(f)
 }
 
-fn bits(v: &[Vec3]) -> Vec<u64> {
+pub(super) fn bits(v: &[Vec3]) -> Vec<u64> {
     v.iter()
         .flat_map(|x| x.iter().map(|c| c.to_bits()))
         .collect()

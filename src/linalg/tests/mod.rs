@@ -7,6 +7,8 @@ use nalgebra::{DMatrix, DVector};
 
 mod determinism;
 mod kernels;
+mod perf;
+mod precond;
 mod solver;
 
 /// Small deterministic generator (xorshift64*), so tests need no extra dependency.

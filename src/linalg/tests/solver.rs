@@ -1,14 +1,16 @@
 //! Modified PCG (Baraff §5.3) and constraint forces (§5.4) against dense solves.
 use super::{dense, flat, spd_system, spring_system, unflat, Rng};
 use crate::linalg::pcg::constraint_forces;
-use crate::linalg::{modified_pcg, BlockCsr, Constraint, PcgScratch, PcgSettings};
+use crate::linalg::{
+    modified_pcg, modified_pcg_with, BlockCsr, Constraint, PcgScratch, PcgSettings, Preconditioner,
+};
 use crate::{Mat3, Vec3};
 use nalgebra::{DMatrix, DVector};
 
 /// A mix of the four filter kinds on every `stride`-th particle: pinned (S = 0), one
 /// constrained direction (S = I − ppᵀ), two (S = I − ppᵀ − qqᵀ), and an explicit free
 /// entry (S = I); `z` random in the constrained directions.
-fn mixed_constraints(n: usize, stride: usize, rng: &mut Rng) -> Vec<Constraint> {
+pub(super) fn mixed_constraints(n: usize, stride: usize, rng: &mut Rng) -> Vec<Constraint> {
     (0..n)
         .step_by(stride)
         .enumerate()
@@ -51,7 +53,11 @@ fn dense_filter(n: usize, constraints: &[Constraint]) -> (DMatrix<f64>, DVector<
 /// (S A S + I − S) x = S (b − A z),   Δv = z + S x
 /// ```
 /// (`S A S + I − S` is SPD for symmetric projections S, and `x` has no constrained part).
-fn dense_constrained_solve(a: &BlockCsr, b: &[Vec3], constraints: &[Constraint]) -> Vec<Vec3> {
+pub(super) fn dense_constrained_solve(
+    a: &BlockCsr,
+    b: &[Vec3],
+    constraints: &[Constraint],
+) -> Vec<Vec3> {
     let n = a.n();
     let (s, z) = dense_filter(n, constraints);
     let ad = dense(a);
@@ -63,17 +69,19 @@ fn dense_constrained_solve(a: &BlockCsr, b: &[Vec3], constraints: &[Constraint])
     unflat(&(z + &s * x))
 }
 
-fn max_abs_diff(a: &[Vec3], b: &[Vec3]) -> f64 {
+pub(super) fn max_abs_diff(a: &[Vec3], b: &[Vec3]) -> f64 {
     a.iter()
         .zip(b)
         .map(|(x, y)| (x - y).amax())
         .fold(0.0, f64::max)
 }
 
-fn max_abs(a: &[Vec3]) -> f64 {
+pub(super) fn max_abs(a: &[Vec3]) -> f64 {
     a.iter().map(|x| x.amax()).fold(0.0, f64::max)
 }
 
+/// Solves with the default preconditioner (the tests of this file hold for all of them;
+/// `precond.rs` repeats the main ones for each).
 fn solve(
     a: &BlockCsr,
     b: &[Vec3],
@@ -81,13 +89,25 @@ fn solve(
     tol: f64,
     max: usize,
 ) -> (Vec<Vec3>, crate::linalg::PcgResult) {
+    solve_with(a, b, c, tol, max, Preconditioner::default())
+}
+
+/// Solves from a NaN-filled `dv` (the input must be ignored) with preconditioner `p`.
+pub(super) fn solve_with(
+    a: &BlockCsr,
+    b: &[Vec3],
+    c: &[Constraint],
+    tol: f64,
+    max: usize,
+    p: Preconditioner,
+) -> (Vec<Vec3>, crate::linalg::PcgResult) {
     let mut dv = vec![Vec3::repeat(f64::NAN); a.n()];
     let settings = PcgSettings {
         tolerance: tol,
         max_iterations: max,
         warm_start: false,
     };
-    let res = modified_pcg(a, b, c, &settings, &mut PcgScratch::default(), &mut dv);
+    let res = modified_pcg_with(a, b, c, &settings, p, &mut PcgScratch::default(), &mut dv);
     (dv, res)
 }
 

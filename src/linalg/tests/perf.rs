@@ -1,0 +1,122 @@
+//! Benchmark harness for the solver work of issue 8 (ignored: timing, not a check).
+//!
+//! `DRAPE_PERF_SCENE=drape|sheet DRAPE_PERF_FRAMES=24 DRAPE_PERF_PRECOND=ic|gs|jacobi
+//! cargo test --release --lib linalg::tests::perf -- --ignored --nocapture` prints one
+//! line of figures per run (`DRAPE_PERF_THREADS` sets the pool size, `DRAPE_PERF_TOL` the
+//! CG tolerance, `DRAPE_PERF_WARM=true` warm starts, `DRAPE_PERF_DUMP=path` writes the
+//! final positions as text to compare runs).
+use crate::bench;
+use crate::linalg::Preconditioner;
+use crate::model::{ClothModel, UvScale};
+use crate::pipeline::Simulator;
+use crate::scene::Material;
+use std::time::Instant;
+
+fn env_or<T: std::str::FromStr>(key: &str, default: T) -> T {
+    std::env::var(key)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+#[ignore]
+fn perf_report() {
+    let frames: usize = env_or("DRAPE_PERF_FRAMES", 24);
+    let side: usize = env_or("DRAPE_PERF_SIDE", 51);
+    let scene: String = env_or("DRAPE_PERF_SCENE", "drape".to_string());
+    let material = match std::env::var("DRAPE_PERF_MATERIAL") {
+        Ok(name) => Material::preset(&name).expect("material preset"),
+        Err(_) => Material::default(),
+    };
+    let mut params = bench::default_params();
+    params.preconditioner = match env_or("DRAPE_PERF_PRECOND", "ic".to_string()).as_str() {
+        "jacobi" => Preconditioner::BlockJacobi,
+        "gs" => Preconditioner::BlockGaussSeidel,
+        _ => Preconditioner::BlockIncompleteCholesky,
+    };
+    params.cg_warm_start = env_or("DRAPE_PERF_WARM", false);
+    params.cg_tolerance = env_or("DRAPE_PERF_TOL", params.cg_tolerance);
+    let threads: usize = env_or("DRAPE_PERF_THREADS", 2);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("thread pool");
+    // Inside the pool, so that with one thread every kernel runs on the caller's stack
+    // (callgrind's inclusive costs then add up).
+    pool.install(|| {
+        let (garment, bodies) = if scene == "sheet" {
+            (bench::sheet(side), vec![])
+        } else if scene == "drop" {
+            // tests/self_collision.rs: a hanging sheet dropped on the floor.
+            use crate::fixtures::{bodies, sheet, SheetPins, SheetPlane, SheetSpec, SheetUv};
+            let mut g = sheet(&SheetSpec {
+                name: "Drop".into(),
+                n: 16,
+                size: 0.5,
+                plane: SheetPlane::Vertical,
+                uv: SheetUv::Unit,
+                pins: SheetPins::None,
+                seam: false,
+                offset: crate::Vec3::new(0.0, 0.02, 0.0),
+            });
+            for p in &mut g.positions {
+                p.z += 0.02 * (7.0 * p.y).sin();
+            }
+            let floor = bodies::inclined_plane(crate::Vec3::zeros(), 2.0, 0.0, 4);
+            (g, vec![floor])
+        } else {
+            let (g, sphere) = bench::drape_over_sphere(side);
+            (g, vec![sphere])
+        };
+        let model = ClothModel::build(&garment, UvScale::Auto, material.density).expect("model");
+        let n = model.len();
+        let mut sim = Simulator::new(model, &material, &garment.pin, params.clone())
+            .with_bodies(&bodies, &material, 0.0, 24.0)
+            .expect("bodies");
+        let started = Instant::now();
+        let (mut steps, mut cg, mut rej, mut fallbacks) = (0, 0, 0, 0);
+        let (mut strain, mut pen) = (0.0f64, 0.0f64);
+        for _ in 0..frames {
+            let s = match sim.advance(1.0 / 24.0) {
+                Ok(s) => s,
+                Err(e) => {
+                    println!("PERF error at t = {:.3}: {e}", sim.time());
+                    return;
+                }
+            };
+            steps += s.steps;
+            cg += s.cg_iterations;
+            rej += s.rejections;
+            fallbacks += s.definite_fallbacks;
+            strain = strain.max(s.max_strain);
+            pen = pen.max(sim.max_penetration());
+            if std::env::var("DRAPE_PERF_VERBOSE").is_ok() {
+                println!(
+                    "frame: {} steps, {} rejections, {} CG, strain {:.4}",
+                    s.steps, s.rejections, s.cg_iterations, s.max_strain
+                );
+            }
+        }
+        let ms = 1000.0 * started.elapsed().as_secs_f64() / frames as f64;
+        println!(
+            "PERF {scene} n={n} {:?} tol={} warm={} threads={threads}: {ms:.1} ms/frame, \
+             {:.2} steps/frame, {:.1} CG/step, {rej} rejections, {fallbacks} definite \
+             fallbacks, max strain {strain:.4}, max penetration {:.2} mm",
+            params.preconditioner,
+            params.cg_tolerance,
+            params.cg_warm_start,
+            steps as f64 / frames as f64,
+            cg as f64 / steps.max(1) as f64,
+            pen * 1e3
+        );
+        if let Ok(path) = std::env::var("DRAPE_PERF_DUMP") {
+            let text: String = sim
+                .positions()
+                .iter()
+                .map(|p| format!("{:.17e} {:.17e} {:.17e}\n", p.x, p.y, p.z))
+                .collect();
+            std::fs::write(path, text).expect("dump");
+        }
+    });
+}

@@ -1,0 +1,372 @@
+//! The preconditioners of [`precond`](crate::linalg::precond): their factors against dense
+//! references, and the modified PCG under each of them against dense constrained solves,
+//! block Jacobi and itself on another thread count.
+use super::determinism::{bits, in_pool};
+use super::solver::{
+    dense_constrained_solve, max_abs, max_abs_diff, mixed_constraints, solve_with,
+};
+use super::{dense, spd_system, spring_system, Rng};
+use crate::linalg::assembly::ElementSet;
+use crate::linalg::block3::CHUNK;
+use crate::linalg::precond::TriangularFactor;
+use crate::linalg::{
+    modified_pcg_with, AssemblyPlan, BlockCsr, Constraint, PcgScratch, PcgSettings, Preconditioner,
+};
+use crate::{Mat3, Vec3};
+use nalgebra::DMatrix;
+
+const ALL: [Preconditioner; 3] = [
+    Preconditioner::BlockJacobi,
+    Preconditioner::BlockGaussSeidel,
+    Preconditioner::BlockIncompleteCholesky,
+];
+
+/// Dense `Ã = S A S + I − S` of the module doc of `precond`.
+fn dense_filtered(a: &BlockCsr, constraints: &[Constraint]) -> DMatrix<f64> {
+    let n = a.n();
+    let mut s = DMatrix::identity(3 * n, 3 * n);
+    for c in constraints {
+        s.fixed_view_mut::<3, 3>(3 * c.particle, 3 * c.particle)
+            .copy_from(&c.filter);
+    }
+    let id = DMatrix::<f64>::identity(3 * n, 3 * n);
+    &s * dense(a) * &s + (id - &s)
+}
+
+/// Factors `a` under `constraints` as `kind`.
+fn factor(a: &BlockCsr, constraints: &[Constraint], kind: Preconditioner) -> TriangularFactor {
+    let mut filters: Vec<Option<Mat3>> = vec![None; a.n()];
+    for c in constraints {
+        filters[c.particle] = Some(c.filter);
+    }
+    let mut f = TriangularFactor::default();
+    assert!(f.factor(a, |i| filters[i], kind));
+    f
+}
+
+/// Dense `P⁻¹` by applying the factor to the unit vectors.
+fn dense_inverse(f: &TriangularFactor, n: usize) -> DMatrix<f64> {
+    let mut out = DMatrix::zeros(3 * n, 3 * n);
+    let mut s = vec![Vec3::zeros(); n];
+    for col in 0..3 * n {
+        let mut e = vec![Vec3::zeros(); n];
+        e[col / 3][col % 3] = 1.0;
+        f.apply(&e, &mut s, |_, x| x);
+        for i in 0..n {
+            for d in 0..3 {
+                out[(3 * i + d, col)] = s[i][d];
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn ic0_reproduces_the_filtered_matrix_on_its_pattern() {
+    let (a, _) = spd_system(5, 4, 2.0, 31);
+    let n = a.n();
+    let mut rng = Rng::new(32);
+    let constraints = mixed_constraints(n, 3, &mut rng);
+    let f = factor(&a, &constraints, Preconditioner::BlockIncompleteCholesky);
+    assert_eq!(f.stats.pivot_fallbacks, 0);
+    let p = dense_inverse(&f, n).try_inverse().expect("P is invertible");
+    let target = dense_filtered(&a, &constraints);
+    let scale = target.amax();
+    let (mut on, mut off) = (0.0f64, 0.0f64);
+    for i in 0..n {
+        for j in 0..n {
+            let d = (p.fixed_view::<3, 3>(3 * i, 3 * j) - target.fixed_view::<3, 3>(3 * i, 3 * j))
+                .amax();
+            if a.pattern.slot(i, j).is_some() {
+                on = on.max(d);
+            } else {
+                off = off.max(d);
+            }
+        }
+    }
+    let asym = (&p - p.transpose()).amax();
+    eprintln!(
+        "IC(0): max |P − Ã| on the pattern {:.2e}, off it {:.2e} (rel. to max |Ã|), asym {:.2e}",
+        on / scale,
+        off / scale,
+        asym / scale
+    );
+    assert!(on <= 1e-10 * scale, "P differs from Ã on the pattern: {on}");
+    assert!(
+        off > 1e-6 * scale,
+        "a 2-D grid has fill: IC(0) is not exact"
+    );
+    assert!(asym <= 1e-10 * scale);
+}
+
+#[test]
+fn ic0_without_fill_is_the_exact_cholesky_and_solves_in_one_iteration() {
+    // A chain of springs: block tridiagonal, no fill, so IC(0) is the full factorisation.
+    let (a, b) = spring_system(40, 1, 1e4, 33);
+    let f = factor(&a, &[], Preconditioner::BlockIncompleteCholesky);
+    let pinv = dense_inverse(&f, a.n());
+    let err = (&pinv * dense(&a) - DMatrix::identity(3 * a.n(), 3 * a.n())).amax();
+    eprintln!("chain: max |P⁻¹A − I| = {err:.2e}");
+    assert!(err < 1e-9, "{err}");
+    let (_, ic) = solve_with(
+        &a,
+        &b,
+        &[],
+        1e-10,
+        100,
+        Preconditioner::BlockIncompleteCholesky,
+    );
+    let (_, jacobi) = solve_with(&a, &b, &[], 1e-10, 1000, Preconditioner::BlockJacobi);
+    eprintln!(
+        "chain: IC(0) {} iterations, block Jacobi {}",
+        ic.iterations, jacobi.iterations
+    );
+    assert!(ic.converged && ic.iterations <= 2, "{ic:?}");
+    assert!(jacobi.converged && jacobi.iterations > 10, "{jacobi:?}");
+}
+
+#[test]
+fn gauss_seidel_is_the_symmetric_sweep_product() {
+    let (a, _) = spd_system(4, 4, 1.0, 34);
+    let n = a.n();
+    let mut rng = Rng::new(35);
+    let constraints = mixed_constraints(n, 3, &mut rng);
+    let f = factor(&a, &constraints, Preconditioner::BlockGaussSeidel);
+    let p = dense_inverse(&f, n).try_inverse().expect("P is invertible");
+    // P = (D + L) D⁻¹ (D + Lᵀ) with D, L the block diagonal and strict lower part of Ã.
+    let t = dense_filtered(&a, &constraints);
+    let mut d = DMatrix::zeros(3 * n, 3 * n);
+    let mut l = DMatrix::zeros(3 * n, 3 * n);
+    for i in 0..n {
+        for j in 0..=i {
+            let blk = t.fixed_view::<3, 3>(3 * i, 3 * j);
+            if i == j {
+                d.fixed_view_mut::<3, 3>(3 * i, 3 * i).copy_from(&blk);
+            } else {
+                l.fixed_view_mut::<3, 3>(3 * i, 3 * j).copy_from(&blk);
+            }
+        }
+    }
+    let dinv = d.clone().try_inverse().expect("D is invertible");
+    let expected = (&d + &l) * dinv * (&d + l.transpose());
+    let err = (&p - &expected).amax() / expected.amax();
+    eprintln!("Gauss–Seidel: max |P − (D+L)D⁻¹(D+Lᵀ)| = {err:.2e} (relative)");
+    assert!(err < 1e-10, "{err}");
+}
+
+#[test]
+fn every_preconditioner_matches_the_dense_constrained_solve_and_keeps_z() {
+    let mut rng = Rng::new(36);
+    let cases = [spd_system(8, 7, 3.0, 37), spring_system(14, 12, 1e3, 38)];
+    for (c, (a, b)) in cases.iter().enumerate() {
+        let constraints = mixed_constraints(a.n(), 4, &mut rng);
+        let reference = dense_constrained_solve(a, b, &constraints);
+        let (jacobi, _) = solve_with(a, b, &constraints, 1e-12, 5000, ALL[0]);
+        for p in ALL {
+            let (dv, res) = solve_with(a, b, &constraints, 1e-12, 5000, p);
+            assert!(res.converged, "case {c} {p:?}: {res:?}");
+            let err = max_abs_diff(&dv, &reference) / max_abs(&reference);
+            let vs_jacobi = max_abs_diff(&dv, &jacobi) / max_abs(&reference);
+            let mut off: f64 = 0.0;
+            for k in &constraints {
+                let d = dv[k.particle] - k.z;
+                off = off.max((d - k.filter * d).amax());
+                if k.filter == Mat3::zeros() {
+                    assert_eq!(dv[k.particle], k.z, "pinned particle, {p:?}");
+                }
+            }
+            eprintln!(
+                "case {c} {p:?}: {} iterations, rel. error vs dense {err:.1e}, vs block \
+                 Jacobi {vs_jacobi:.1e}, |(I − S)(Δv − z)| {off:.1e}",
+                res.iterations
+            );
+            assert!(err < 1e-8, "case {c} {p:?}: relative error {err}");
+            assert!(
+                vs_jacobi < 1e-8,
+                "case {c} {p:?}: differs from block Jacobi"
+            );
+            assert!(
+                off <= 1e-15,
+                "case {c} {p:?}: constrained part off by {off}"
+            );
+        }
+    }
+}
+
+#[test]
+fn zero_iterations_leave_z_in_constrained_directions_for_every_preconditioner() {
+    let (a, b) = spd_system(6, 6, 5.0, 39);
+    let mut rng = Rng::new(40);
+    let constraints = mixed_constraints(a.n(), 2, &mut rng);
+    for p in ALL {
+        for max in [0, 1, 3] {
+            let (dv, res) = solve_with(&a, &b, &constraints, 1e-14, max, p);
+            assert!(res.iterations <= max);
+            for k in &constraints {
+                let d = dv[k.particle] - k.z;
+                assert!(
+                    (d - k.filter * d).amax() <= 1e-15,
+                    "{p:?}, {max} iterations"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn ic0_needs_several_times_fewer_iterations_than_block_jacobi_on_stiff_springs() {
+    let (a, b) = spring_system(40, 40, 1e4, 41);
+    let mut rng = Rng::new(42);
+    let constraints = mixed_constraints(a.n(), 211, &mut rng);
+    let counts: Vec<usize> = ALL
+        .iter()
+        .map(|&p| {
+            let (_, res) = solve_with(&a, &b, &constraints, 1e-6, 5000, p);
+            assert!(res.converged, "{p:?}: {res:?}");
+            res.iterations
+        })
+        .collect();
+    eprintln!(
+        "stiff 40x40 springs, ε = 1e-6: block Jacobi {}, Gauss–Seidel {}, IC(0) {} iterations",
+        counts[0], counts[1], counts[2]
+    );
+    assert!(counts[2] * 3 < counts[0], "{counts:?}");
+    assert!(counts[2] < counts[1] && counts[1] < counts[0], "{counts:?}");
+}
+
+#[test]
+fn failed_pivots_fall_back_and_keep_the_preconditioner_positive_definite() {
+    let (mut a, _) = spd_system(6, 6, 1.0, 43);
+    let n = a.n();
+    // Indefinite diagonal blocks on every third particle.
+    for i in (0..n).step_by(3) {
+        let k = a.pattern.slot(i, i).expect("diagonal");
+        a.values[k] = -a.values[k];
+    }
+    let f = factor(&a, &[], Preconditioner::BlockIncompleteCholesky);
+    assert!(f.stats.pivot_fallbacks > 0);
+    let mut rng = Rng::new(44);
+    let mut s = vec![Vec3::zeros(); n];
+    let mut worst = f64::INFINITY;
+    for _ in 0..20 {
+        let r: Vec<Vec3> = (0..n).map(|_| rng.vec3()).collect();
+        let d = f.apply(&r, &mut s, |_, x| x);
+        assert!(s.iter().all(|x| x.iter().all(|c| c.is_finite())));
+        let direct: f64 = r.iter().zip(&s).map(|(x, y)| x.dot(y)).sum();
+        assert!((d - direct).abs() <= 1e-12 * direct.abs());
+        worst = worst.min(d / r.iter().map(|x| x.norm_squared()).sum::<f64>());
+    }
+    eprintln!(
+        "indefinite A: {} pivot fallbacks, min rᵀP⁻¹r/rᵀr = {worst:.2e}",
+        f.stats.pivot_fallbacks
+    );
+    assert!(worst > 0.0);
+}
+
+#[test]
+fn triangular_preconditioners_are_bit_identical_for_one_and_two_threads() {
+    let (a, b) = spd_system(48, 46, 20.0, 45);
+    assert!(a.n() > 2 * CHUNK);
+    let mut rng = Rng::new(46);
+    let constraints = mixed_constraints(a.n(), 37, &mut rng);
+    let settings = PcgSettings {
+        tolerance: 1e-9,
+        max_iterations: 500,
+        warm_start: false,
+    };
+    for p in [ALL[1], ALL[2]] {
+        let run = || {
+            let mut scratch = PcgScratch::default();
+            let mut dv = vec![Vec3::zeros(); a.n()];
+            let res = modified_pcg_with(&a, &b, &constraints, &settings, p, &mut scratch, &mut dv);
+            // Reusing the scratch (and its cached pattern maps) gives the same answer.
+            let mut dv2 = vec![Vec3::repeat(5.0); a.n()];
+            let res2 =
+                modified_pcg_with(&a, &b, &constraints, &settings, p, &mut scratch, &mut dv2);
+            assert_eq!(bits(&dv), bits(&dv2));
+            assert_eq!(res, res2);
+            (res, bits(&dv))
+        };
+        let one = in_pool(1, run);
+        let two = in_pool(2, run);
+        assert!(
+            one.0.converged && one.0.iterations > 3,
+            "{p:?}: {:?}",
+            one.0
+        );
+        assert_eq!(one.0, two.0);
+        assert!(one.1 == two.1, "{p:?}: Δv differs between 1 and 2 threads");
+    }
+}
+
+#[test]
+fn ic0_breakdown_restarts_with_a_shift_and_still_solves() {
+    // Kershaw's 4x4 SPD matrix (a cycle of couplings, one of them positive), on 3x3
+    // blocks `a_ij I`: unshifted IC(0) meets a negative pivot.
+    let k = [
+        [3.0, -2.0, 0.0, 2.0],
+        [-2.0, 3.0, -2.0, 0.0],
+        [0.0, -2.0, 3.0, -2.0],
+        [2.0, 0.0, -2.0, 3.0],
+    ];
+    let edges = ElementSet {
+        arity: 2,
+        nodes: vec![0, 1, 1, 2, 2, 3, 3, 0],
+    };
+    let plan = AssemblyPlan::new(4, std::slice::from_ref(&edges));
+    let mut a = BlockCsr::zeros(plan.pattern.clone());
+    for (i, row) in k.iter().enumerate() {
+        for (j, &x) in row.iter().enumerate() {
+            if let Some(slot) = a.pattern.slot(i, j) {
+                a.values[slot] = Mat3::identity() * x;
+            }
+        }
+    }
+    assert!(dense(&a).cholesky().is_some(), "Kershaw's matrix is SPD");
+    let f = factor(&a, &[], Preconditioner::BlockIncompleteCholesky);
+    eprintln!("Kershaw: {:?}", f.stats);
+    assert!(f.stats.restarts > 0 && f.stats.shift > 0.0, "{:?}", f.stats);
+    assert_eq!(f.stats.pivot_fallbacks, 0);
+    let b: Vec<Vec3> = (0..4).map(|i| Vec3::new(1.0, -(i as f64), 0.5)).collect();
+    let (dv, res) = solve_with(&a, &b, &[], 1e-12, 100, ALL[2]);
+    let reference = dense_constrained_solve(&a, &b, &[]);
+    let err = max_abs_diff(&dv, &reference) / max_abs(&reference);
+    eprintln!(
+        "Kershaw: shifted IC(0) {} iterations, rel. error {err:.1e}",
+        res.iterations
+    );
+    assert!(res.converged && err < 1e-10, "{res:?} {err}");
+}
+
+#[test]
+fn tolerance_means_the_same_block_jacobi_residual_for_every_preconditioner() {
+    let (a, b) = spring_system(30, 30, 1e4, 49);
+    let mut rng = Rng::new(50);
+    let constraints = mixed_constraints(a.n(), 13, &mut rng);
+    let mut filters = vec![Mat3::identity(); a.n()];
+    for c in &constraints {
+        filters[c.particle] = c.filter;
+    }
+    for p in ALL {
+        let (dv, res) = solve_with(&a, &b, &constraints, 1e-6, 5000, p);
+        assert!(res.converged, "{p:?}: {res:?}");
+        // True filtered residual in the block-Jacobi norm of the stopping rule.
+        let mut ax = vec![Vec3::zeros(); a.n()];
+        a.mul_vec(&dv, &mut ax);
+        let (mut num, mut den) = (0.0, 0.0);
+        for i in 0..a.n() {
+            let d = a.diagonal(i).try_inverse().expect("SPD diagonal block");
+            let r = filters[i] * (b[i] - ax[i]);
+            let fb = filters[i] * b[i];
+            num += r.dot(&(filters[i] * (d * r)));
+            den += fb.dot(&(d * fb));
+        }
+        let rel = (num / den).sqrt();
+        eprintln!(
+            "{p:?}: {} iterations, reported {:.2e}, true block-Jacobi residual {rel:.2e}",
+            res.iterations, res.relative_residual
+        );
+        assert!(res.relative_residual <= 1e-6);
+        assert!(rel <= 1.01e-6, "{p:?}: true residual {rel}");
+    }
+}

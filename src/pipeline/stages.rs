@@ -1,0 +1,283 @@
+//! The stages of one step shared by the integrators (module doc of [`super`]): sampling
+//! the bodies, detecting body contacts and self-contacts, and the step of the
+//! integrators that solve the linearised system of Baraff's eq. 18 (implicit, BDF2,
+//! preview), with its dispatch to the others ([`super::integrators`]), and the checks
+//! that accept or reject a proposed step (Baraff §7).
+use super::{integrators, stretch_measures, FrameStats, Integrator, Rejection, Simulator};
+use crate::collision::BodyContacts;
+use crate::forces::JacobianMode;
+use crate::linalg::pcg::constraint_forces;
+use crate::Vec3;
+use rayon::prelude::*;
+use std::time::Instant;
+
+impl Simulator {
+    /// One implicit step of size `h`; on success the state is advanced. The system is
+    /// built with Baraff's Jacobians ([`JacobianMode::System`]); if the PCG meets
+    /// non-positive curvature there (an indefinite system under large shear or folds), it is
+    /// rebuilt with the positive definite [`JacobianMode::Definite`] ones and solved again.
+    pub(super) fn step(&mut self, h: f64, stats: &mut FrameStats) -> Result<(), Rejection> {
+        match self.params.integrator {
+            Integrator::Implicit | Integrator::Bdf2 | Integrator::Preview => {
+                self.step_linearised(h, stats)
+            }
+            Integrator::Explicit => self.step_explicit(h, stats),
+            Integrator::Projective => self.step_projective(h, stats),
+        }
+    }
+
+    /// One step of the integrators that solve the linearised system of eq. 18:
+    /// [`Integrator::Implicit`] (PCG), [`Integrator::Bdf2`] (the same system with `h → 2h/3`
+    /// and BDF2's right side, [`integrators::bdf2`]) and [`Integrator::Preview`] (a few
+    /// Jacobi sweeps, [`integrators::preview`]).
+    pub(super) fn step_linearised(
+        &mut self,
+        h: f64,
+        stats: &mut FrameStats,
+    ) -> Result<(), Rejection> {
+        let f1 = self.sample_bodies(h);
+        self.constraints.clear();
+        // BDF2 with a history of the same step size: the system's step is 2h/3.
+        let hs = self.begin_bdf2(h);
+        match &self.integ.bdf2 {
+            None => {
+                self.pins
+                    .constrain(&self.x, &self.v, h, f1, &self.bodies, &mut self.constraints)
+            }
+            Some(t) => self.pins.constrain(
+                &t.base,
+                &self.v,
+                hs,
+                f1,
+                &self.bodies,
+                &mut self.constraints,
+            ),
+        }
+        self.detect_collisions(h, stats);
+        self.finish_bdf2_terms();
+        let result = if self.params.integrator == Integrator::Preview {
+            self.solve_preview(hs)
+        } else {
+            // A replayed schedule (keyframe control) solves with the definite Jacobians
+            // from the start: the fallback below is a switch that would make the
+            // trajectory jump under small changes of the control forces.
+            let first = if self.replaying {
+                JacobianMode::Definite
+            } else {
+                JacobianMode::System
+            };
+            let mut result = self.solve(hs, first);
+            stats.cg_iterations += result.iterations;
+            if first == JacobianMode::System
+                && !result.converged
+                && result.iterations < self.params.cg_max_iterations
+            {
+                stats.definite_fallbacks += 1;
+                result = self.solve(hs, JacobianMode::Definite);
+                stats.cg_iterations += result.iterations;
+            }
+            result
+        };
+        if !result.converged {
+            return Err(Rejection::Solve);
+        }
+        let record = self.tape.is_some().then(|| self.record(h));
+        if !self.contacts.contacts.is_empty() {
+            let all = constraint_forces(
+                &self.system.matrix,
+                &self.system.rhs,
+                &self.dv,
+                &self.constraints,
+            );
+            let pins = self.constraints.len() - self.contacts.contacts.len();
+            self.impulses = all[pins..].to_vec();
+        }
+        let tolerate_crossing = h <= self.params.max_step / 256.0;
+        let (x0, v0) = (self.integ.keeps_history())
+            .then(|| (self.x.clone(), self.v.clone()))
+            .unzip();
+        let crossed = if self.params.integrator == Integrator::Preview {
+            self.limit_and_advance(h, tolerate_crossing)?
+        } else {
+            self.check_and_advance(h, hs, tolerate_crossing)?
+        };
+        if crossed {
+            stats.self_crossings += 1;
+        }
+        if let (Some(x0), Some(v0)) = (x0, v0) {
+            self.integ.remember(x0, v0, h);
+        }
+        self.remember_contacts(hs);
+        if let (Some(tape), Some(r)) = (&mut self.tape, record) {
+            tape.push(r);
+        }
+        stats.max_residual = stats.max_residual.max(result.relative_residual);
+        Ok(())
+    }
+
+    /// Samples the bodies for a step of `h` from now (Baraff §6); returns the frame number
+    /// at the step's end.
+    pub(super) fn sample_bodies(&mut self, h: f64) -> f64 {
+        let (start, fps) = self.clock;
+        let (f0, f1) = (start + self.time * fps, start + (self.time + h) * fps);
+        for b in &mut self.bodies {
+            b.advance_to(f0, f1);
+        }
+        f1
+    }
+
+    /// After an accepted step: contact forces `impulses` (N·s over a step `h`, §5.4) decide
+    /// release and friction next step; self-collision remembers the accepted state.
+    pub(super) fn remember_contacts(&mut self, h: f64) {
+        if !self.bodies.is_empty() {
+            self.contacts.remember(&self.impulses, &self.v, h);
+        }
+        if let Some(sc) = &mut self.self_collision {
+            sc.accept();
+        }
+    }
+
+    /// Resets `y`, then finds this step's body contacts (constraints appended to
+    /// `constraints`, alterations in `y`) and cloth self-contacts (repulsion springs in the
+    /// system, alterations in `y` for free particles).
+    pub(super) fn detect_collisions(&mut self, h: f64, stats: &mut FrameStats) {
+        self.y.iter_mut().for_each(|y| *y = Vec3::zeros());
+        if !self.bodies.is_empty() {
+            let clock = Instant::now();
+            self.detect_contacts(h);
+            self.collision_time[0] += clock.elapsed().as_secs_f64();
+        }
+        if let Some(sc) = &mut self.self_collision {
+            let clock = Instant::now();
+            let (repulsions, alterations) = sc.detect(&self.x);
+            for (i, y) in alterations {
+                // Pins and body contacts keep their own exact targets.
+                if !self.pinned[i] && self.y[i] == Vec3::zeros() {
+                    self.y[i] = y;
+                }
+            }
+            stats.self_contacts = stats.self_contacts.max(repulsions.len());
+            let d = sc.distance;
+            self.system.set_repulsions(self.x.len(), repulsions, d);
+            self.collision_time[1] += clock.elapsed().as_secs_f64();
+        }
+    }
+
+    /// Finds contacts with the bodies (sampled for this step, Baraff §6) and turns them into
+    /// constraints and position alterations.
+    pub(super) fn detect_contacts(&mut self, h: f64) {
+        self.contacts.detect(
+            &self.bodies,
+            &self.x,
+            &self.v,
+            &self.pinned,
+            h,
+            self.params.gravity,
+        );
+        self.contacts
+            .constrain(&self.v, &mut self.constraints, &mut self.y);
+    }
+
+    /// Proposes `v₁ = v₀ + Δv`, `x₁ = x₀ + h v₁ + y`; accepts it unless a triangle's
+    /// stretch jumps (Baraff §7), a value is not finite, a particle ends inside a body, or a
+    /// particle passes through the cloth (unless `tolerate_crossing`). Returns whether an
+    /// accepted step had a crossing.
+    ///
+    /// `hs` is the step of the position update (`h`, or BDF2's `2h/3`, which also adds its
+    /// history η: `x₁ = x₀ + η + hs v₁ + y`); the clock advances by `h`.
+    pub(super) fn check_and_advance(
+        &mut self,
+        h: f64,
+        hs: f64,
+        tolerate_crossing: bool,
+    ) -> Result<bool, Rejection> {
+        let mut x_new: Vec<Vec3> = self
+            .x
+            .par_iter()
+            .zip(self.v.par_iter())
+            .zip(self.dv.par_iter().zip(self.y.par_iter()))
+            .map(|((x, v), (dv, y))| x + hs * (v + dv) + y)
+            .collect();
+        if let Some(t) = &self.integ.bdf2 {
+            x_new
+                .par_iter_mut()
+                .zip(t.eta.par_iter())
+                .for_each(|(x, e)| *x += e);
+        }
+        self.check_and_commit(x_new, None, h, tolerate_crossing)
+    }
+
+    /// Accepts the proposed positions `x_new` and velocities (`v_new`, or `v₀ + Δv` when
+    /// `None`) unless a value is not finite, a triangle's stretch jumps (Baraff §7; not for
+    /// the explicit, projective and preview integrators, see
+    /// `integrators::checks_stretch_jumps`), a
+    /// particle ends inside a body, or a particle passes through the cloth (unless
+    /// `tolerate_crossing`). Returns whether an accepted step had a crossing.
+    pub(super) fn check_and_commit(
+        &mut self,
+        x_new: Vec<Vec3>,
+        v_new: Option<Vec<Vec3>>,
+        h: f64,
+        tolerate_crossing: bool,
+    ) -> Result<bool, Rejection> {
+        let finite = |p: &Vec3| p.iter().all(|c| c.is_finite());
+        if !x_new.iter().all(finite) || !v_new.as_ref().is_none_or(|v| v.iter().all(finite)) {
+            return Err(Rejection::Stretch);
+        }
+        let tris = &self.model.triangles;
+        let rest = &self.model.rest;
+        // The stretch change is measured from the altered start x₀ + y: position alteration
+        // (§6.2) is a deliberate displacement, the check judges the solve's own motion.
+        let shifted: Vec<Vec3> = self.x.iter().zip(&self.y).map(|(x, y)| x + y).collect();
+        self.stretch_before = stretch_measures(tris, rest, &shifted);
+        let after = stretch_measures(tris, rest, &x_new);
+        // A replayed schedule already reflects where the stretch was hard (see [`schedule`]).
+        let limit = if self.replaying || !integrators::checks_stretch_jumps(self.params.integrator)
+        {
+            f64::INFINITY
+        } else {
+            self.params.max_stretch_change
+        };
+        let jump = self
+            .stretch_before
+            .par_iter()
+            .zip(after.par_iter())
+            .any(|(a, b)| (a[0] - b[0]).abs() > limit || (a[1] - b[1]).abs() > limit);
+        if jump {
+            return Err(Rejection::Stretch);
+        }
+        let mut crossed = false;
+        if let Some(sc) = &mut self.self_collision {
+            let clock = Instant::now();
+            let crosses = sc.crosses(&shifted, &x_new);
+            self.collision_time[1] += clock.elapsed().as_secs_f64();
+            if crosses {
+                if !tolerate_crossing {
+                    return Err(Rejection::SelfCrossing);
+                }
+                crossed = true;
+            }
+        }
+        if !self.bodies.is_empty() {
+            let clock = Instant::now();
+            let after = BodyContacts::max_penetration(&self.bodies, &x_new);
+            let worse = after > 0.1 && after > self.max_penetration();
+            self.collision_time[0] += clock.elapsed().as_secs_f64();
+            if worse {
+                return Err(Rejection::Contact);
+            }
+        }
+        match v_new {
+            Some(v) => self.v = v,
+            // Pinned particles: Δv = z exactly (S = 0), so a pin at rest keeps v = 0 exactly.
+            None => {
+                for (v, dv) in self.v.iter_mut().zip(&self.dv) {
+                    *v += dv;
+                }
+            }
+        }
+        self.x = x_new;
+        self.time += h;
+        Ok(crossed)
+    }
+}
