@@ -3,11 +3,14 @@ extension").
 
 The active object is the garment, the other selected meshes are bodies, the frame range is
 the scene's. The garment (marked by the custom property `drape_role = "garment"`) and the
-bodies (armature motion baked to time-sampled points) are exported to a temporary USD, which
-keeps Blender's vertex order; `drape simulate --progress json` runs in a subprocess
+bodies are exported (`export`) to a temporary USD, which keeps Blender's vertex order and
+bakes armature motion to time-sampled points, or to glTF (the panel's Export Format, or the
+operators' `export_format`), where a `_DRAPE_INDEX` attribute maps the vertices the exporter
+splits back to Blender's; `drape simulate --progress json` runs in a subprocess
 (`runner.Job`) and its PC2 is loaded by a Mesh Cache modifier (`cache.apply_mesh_cache`).
 From the UI the operators are modal (progress bar, status text, Esc cancels and loads the
-partial cache); in background mode they block until drape ends.
+partial cache; `start_modal`, `modal`, `finish`); in background mode they block until drape
+ends (`execute`).
 
 Match Keyframes does the same with `drape control`: the garment's shape keys `key_<frame>`
 are the shapes it must reach at those frames, written to an MDD keyframe file
@@ -28,7 +31,8 @@ import bpy
 from bpy.props import (EnumProperty, FloatProperty, IntProperty, PointerProperty,
                        StringProperty)
 
-from . import cache, keyframes, runner
+from . import cache, export, keyframes, runner
+from .export import export_gltf, export_usd  # noqa: F401 (used by scripts and tests)
 
 EXTENSION_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -70,6 +74,12 @@ class DrapeSettings(bpy.types.PropertyGroup):
         description="Largest solver time step in seconds (0: drape's default, one frame)",
         default=0.0, min=0.0, soft_max=0.1, precision=4, unit="TIME_ABSOLUTE",
     )
+    export_format: EnumProperty(
+        name="Export Format",
+        description="How the garment and bodies are handed to drape",
+        items=export.FORMATS,
+        default="USD",
+    )
 
 
 def _work_dir():
@@ -94,60 +104,21 @@ def _selection(context):
     return garment, bodies
 
 
-def export_usd(context, garment, bodies, path):
-    """Writes the garment (marked `drape_role = "garment"`, in its rest shape: no drape cache,
-    no `key_<frame>` shape key) and the bodies to `path` with Blender's USD exporter over the
-    scene's frame range; restores the selection."""
-    view_layer = context.view_layer
-    saved_selection = [o for o in context.selected_objects]
-    saved_active = view_layer.objects.active
-    garment["drape_role"] = "garment"
-    for body in bodies:
-        if body.get("drape_role") == "garment":
-            del body["drape_role"]
-    try:
-        for o in saved_selection:
-            o.select_set(False)
-        for o in [garment, *bodies]:
-            o.select_set(True)
-        view_layer.objects.active = garment
-        with cache.modifiers_hidden(garment), keyframes.rest_shape(garment):
-            result = bpy.ops.wm.usd_export(
-                filepath=path,
-                selected_objects_only=True,
-                export_animation=True,
-                export_custom_properties=True,
-                export_uvmaps=True,
-                export_normals=False,
-                export_materials=False,
-                export_armatures=False,  # armature motion is baked into time-sampled points
-                export_shapekeys=False,
-                evaluation_mode="VIEWPORT",
-                convert_orientation=False,
-            )
-        if "FINISHED" not in result:
-            raise runner.DrapeError(f"USD export to {path} failed")
-    finally:
-        for o in context.selected_objects:
-            o.select_set(False)
-        for o in saved_selection:
-            o.select_set(True)
-        view_layer.objects.active = saved_active
-
-
-def _paths(garment):
-    """(scene USD, result PC2, keyframe MDD) of `garment` in the work directory."""
+def _paths(garment, export_format="USD"):
+    """(scene file, result PC2, keyframe MDD) of `garment` in the work directory; the scene's
+    extension is that of `export_format`."""
     work, name = _work_dir(), _safe(garment.name)
-    return tuple(os.path.join(work, name + end) for end in ("_scene.usdc", ".pc2", "_keys.mdd"))
+    ends = ("_scene" + export.EXTENSION.get(export_format, ".usdc"), ".pc2", "_keys.mdd")
+    return tuple(os.path.join(work, name + end) for end in ends)
 
 
 def _fps(scene):
     return scene.render.fps / scene.render.fps_base
 
 
-def _options(context):
+def _options(context, export_format="USD"):
     """The options common to drape simulate and control: scene frames and fps, the panel's
-    material and max step."""
+    material and max step, and what the export format needs (`--up z` for glTF)."""
     scene = context.scene
     settings = scene.drape_settings
     return dict(
@@ -155,14 +126,34 @@ def _options(context):
         fps=_fps(scene),
         material=settings.material,
         max_step=settings.max_step or None,
+        extra=export.UP_ARGS.get(export_format, ()),
     )
 
 
+#: The operators' `export_format`: the panel's setting, or one format for this call.
+OPERATOR_FORMATS = (("SCENE", "Panel Setting", "The Export Format of the Drape panel"),
+                    *export.FORMATS)
+
+
 class _DrapeJobOperator:
-    """Shared modal / blocking machinery of the drape operators."""
+    """Shared modal / blocking machinery of the drape operators.
+
+    Blocking (`execute`): prepare (export, command line), run drape to its end, `finish`.
+    Modal (`invoke` from the UI -> `start_modal`): prepare, start drape, add a window timer;
+    on every TIMER event `modal` drains the job's event queue on the main thread and shows
+    its progress (progress bar, status text); Esc asks drape to stop at the next frame (a
+    second Esc kills it); once drape has ended `finish` removes the timer and loads the
+    cache (the `.partial` one after a cancel or failure) and reports."""
 
     _job = None
     _timer = None
+
+    def export_format_of(self, context):
+        """'USD' or 'GLTF': the operator's `export_format`, else the panel's."""
+        chosen = getattr(self, "export_format", "SCENE")
+        if chosen in (None, "", "SCENE"):
+            chosen = context.scene.drape_settings.export_format
+        return chosen
 
     @classmethod
     def poll(cls, context):
@@ -173,13 +164,21 @@ class _DrapeJobOperator:
         """Returns (command, output path, garment); raises runner.DrapeError."""
         raise NotImplementedError
 
-    def execute(self, context):
+    def start_job(self, context):
+        """Prepares (export, command line), removes a stale `<out>.partial` of an earlier
+        bake (so that only this bake's frames can be loaded) and starts drape; reports and
+        returns False on a runner.DrapeError."""
         try:
             command, self._out, self._garment = self.prepare(context)
-            self._job = runner.Job(command)
-            self._job.start()
+            runner.remove_partial(self._out)
+            self._job = runner.Job(command).start()
         except runner.DrapeError as e:
             self.report({"ERROR"}, str(e))
+            return False
+        return True
+
+    def execute(self, context):
+        if not self.start_job(context):
             return {"CANCELLED"}
         self._job.run(on_event=self._log_event)
         return self.finish(context)
@@ -187,17 +186,17 @@ class _DrapeJobOperator:
     def invoke(self, context, event):
         if bpy.app.background:
             return self.execute(context)
-        try:
-            command, self._out, self._garment = self.prepare(context)
-            self._job = runner.Job(command).start()
-        except runner.DrapeError as e:
-            self.report({"ERROR"}, str(e))
+        return self.start_modal(context)
+
+    def start_modal(self, context):
+        """Prepares, starts drape and registers the modal handler with a 0.1 s timer."""
+        if not self.start_job(context):
             return {"CANCELLED"}
         wm = context.window_manager
         self._timer = wm.event_timer_add(0.1, window=context.window)
         wm.modal_handler_add(self)
         wm.progress_begin(0, 100)
-        context.workspace.status_text_set("drape: starting (Esc cancels)")
+        _status(context, "drape: starting (Esc cancels)")
         return {"RUNNING_MODAL"}
 
     def modal(self, context, event):
@@ -206,7 +205,7 @@ class _DrapeJobOperator:
                 self._job.kill()  # a second Esc stops at once
             else:
                 self._job.cancel()
-                context.workspace.status_text_set("drape: cancelling at the next frame")
+                _status(context, "drape: cancelling at the next frame (Esc again: stop now)")
             return {"RUNNING_MODAL"}
         if event.type == "TIMER":
             for e in self._job.poll():
@@ -214,7 +213,7 @@ class _DrapeJobOperator:
             progress = self._job.progress
             context.window_manager.progress_update(int(100 * progress.fraction))
             if not self._job.cancelled:
-                context.workspace.status_text_set(progress.status + " (Esc cancels)")
+                _status(context, progress.status + " (Esc cancels)")
             if self._job.finished:
                 return self.finish(context)
         return {"PASS_THROUGH"}
@@ -232,13 +231,18 @@ class _DrapeJobOperator:
             wm.event_timer_remove(self._timer)
             self._timer = None
             wm.progress_end()
-            context.workspace.status_text_set(None)
+            _status(context, None)
         job = self._job
         code = job.wait()
         loaded = runner.result_path(self._out, code)
         first = context.scene.frame_start
         if loaded is not None:
-            cache.apply_mesh_cache(self._garment, loaded, first)
+            try:
+                cache.apply_mesh_cache(self._garment, loaded, first)
+            except ReferenceError:  # the garment was deleted while drape ran (modal path)
+                self.report({"WARNING"}, f"drape: the garment was deleted; cache {loaded} "
+                                         "kept on disk, load it with a Mesh Cache modifier")
+                return {"CANCELLED"}
         error = job.error()
         if code == runner.EXIT_OK:
             self.report({"INFO"}, f"drape: cache {loaded} loaded on {self._garment.name}")
@@ -255,6 +259,13 @@ class _DrapeJobOperator:
         return {"CANCELLED"}
 
 
+def _status(context, text):
+    """Shows `text` in the status bar (None clears it), when there is a workspace."""
+    workspace = getattr(context, "workspace", None)
+    if workspace is not None:
+        workspace.status_text_set(text)
+
+
 class DRAPE_OT_simulate_garment(_DrapeJobOperator, bpy.types.Operator):
     """Simulate the active mesh as a garment over the other selected meshes and load the
     result as a Mesh Cache"""
@@ -263,12 +274,18 @@ class DRAPE_OT_simulate_garment(_DrapeJobOperator, bpy.types.Operator):
     bl_label = "Simulate Garment"
     bl_options = {"REGISTER"}
 
+    export_format: EnumProperty(
+        name="Export Format", description="How the garment and bodies are handed to drape",
+        items=OPERATOR_FORMATS, default="SCENE",
+    )
+
     def prepare(self, context):
         garment, bodies = _selection(context)
         exe = binary(context)
-        usd, out, _ = _paths(garment)
-        export_usd(context, garment, bodies, usd)
-        command = runner.simulate_command(exe, usd, out, **_options(context))
+        fmt = self.export_format_of(context)
+        scene_path, out, _ = _paths(garment, fmt)
+        export.export_scene(context, garment, bodies, scene_path, fmt)
+        command = runner.simulate_command(exe, scene_path, out, **_options(context, fmt))
         return command, out, garment
 
 
@@ -294,6 +311,10 @@ class DRAPE_OT_match_keyframes(_DrapeJobOperator, bpy.types.Operator):
                     "frames up to the last keyframe forward and backward",
         default=40, min=0, soft_max=200,
     )
+    export_format: EnumProperty(
+        name="Export Format", description="How the garment and bodies are handed to drape",
+        items=OPERATOR_FORMATS, default="SCENE",
+    )
 
     def prepare(self, context):
         garment, bodies = _selection(context)
@@ -313,13 +334,14 @@ class DRAPE_OT_match_keyframes(_DrapeJobOperator, bpy.types.Operator):
                 "change the scene's frame range"
             )
         exe = binary(context)
-        usd, out, mdd = _paths(garment)
-        export_usd(context, garment, bodies, usd)
-        keyframes.write_keyframes(garment, mdd, _fps(scene))
+        fmt = self.export_format_of(context)
+        scene_path, out, mdd = _paths(garment, fmt)
+        export.export_scene(context, garment, bodies, scene_path, fmt)
+        keyframes.write_keyframes(garment, mdd, _fps(scene), y_up=fmt == "GLTF")
         command = runner.control_command(
-            exe, usd, mdd, out,
+            exe, scene_path, mdd, out,
             regularization=self.regularization, iterations=self.iterations,
-            **_options(context),
+            **_options(context, fmt),
         )
         return command, out, garment
 
@@ -348,6 +370,7 @@ class DRAPE_PT_physics(bpy.types.Panel):
         settings = context.scene.drape_settings
         layout.prop(settings, "material")
         layout.prop(settings, "max_step")
+        layout.prop(settings, "export_format")
         col = layout.column(align=True)
         col.operator(DRAPE_OT_simulate_garment.bl_idname, icon="MOD_CLOTH")
         col.operator(DRAPE_OT_match_keyframes.bl_idname, icon="SHAPEKEY_DATA")

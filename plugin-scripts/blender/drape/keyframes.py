@@ -13,8 +13,10 @@ times    f32 t_k = frame_k / fps  (s),  k = 0..F-1, frames ascending
 points   f32 x, y, z of vertex p of key k (object-local, m), p in Blender's vertex order
 ```
 
-Blender's vertex order is the USD point order of the exported garment and the shape key
-coordinates are object-local, which is what drape expects of an MDD keyframe source. A key's
+Blender's vertex order is the USD point order of the exported garment (and, by
+`_DRAPE_INDEX`, the cache point order of the glTF export) and the shape key coordinates are
+object-local, which is what drape expects of an MDD keyframe source; for the glTF export
+they are converted to its Y-up axes (x, z, -y), the axes drape reads the scene in. A key's
 target is its own sculpted shape (`key_block.data[p].co`, what "show only shape key"
 displays), whatever its value or its relative key.
 
@@ -65,13 +67,22 @@ def write_mdd(path, samples, fps):
     return path
 
 
-def write_keyframes(ob, path, fps):
+def to_y_up(co):
+    """Blender's Z-up (x, y, z) in the Y-up axes of a glTF export: (x, z, -y)."""
+    x, y, z = co
+    return (x, z, -y)
+
+
+def write_keyframes(ob, path, fps, y_up=False):
     """Writes the `key_<frame>` shape keys of `ob` as an MDD at `path` (see the module doc);
-    returns their frames, [] (and no file) when there is none."""
+    returns their frames, [] (and no file) when there is none. `y_up`: in the axes of a
+    Y-up scene (the glTF export, `to_y_up`), since drape reads keyframes in the scene's
+    axes; else Blender's own."""
     keys = keyframe_keys(ob)
     if not keys:
         return []
-    samples = [(frame, [tuple(d.co) for d in block.data]) for frame, block in keys]
+    axes = to_y_up if y_up else tuple
+    samples = [(frame, [axes(d.co) for d in block.data]) for frame, block in keys]
     write_mdd(path, samples, fps)
     return [frame for frame, _ in keys]
 

@@ -60,7 +60,8 @@ def find_binary(preference="", beside=None):
     if found:
         return found
     if beside:
-        for candidate in (os.path.join(beside, BINARY_NAME), os.path.join(beside, "bin", BINARY_NAME)):
+        for candidate in (os.path.join(beside, BINARY_NAME),
+                          os.path.join(beside, "bin", BINARY_NAME)):
             if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
                 return candidate
     raise DrapeError("drape binary not found on PATH nor beside the plug-in; set its path")
@@ -123,8 +124,9 @@ def scene_file(path, garment, bodies, frames, fps, material="cotton"):
     """Writes a drape scene file (SPEC "Scene file") naming one garment and its bodies.
 
     garment: {"file", "name", "out"}; bodies: [{"file"} or {"file", "name"}] (a `$F4`
-    sequence file for an animated body; without "name" every mesh of the file is a body). Paths are written relative to the scene file when they are inside its
-    directory. Returns `path`."""
+    sequence file for an animated body; without "name" every mesh of the file is a body).
+    Paths are written relative to the scene file when they are inside its directory.
+    Returns `path`."""
     base = os.path.dirname(os.path.abspath(path))
 
     def rel(p):
@@ -352,6 +354,18 @@ class Job:
 def partial_path(out):
     """Where drape keeps the finished frames of an interrupted or failed bake."""
     return str(out) + ".partial"
+
+
+def remove_partial(out):
+    """Removes a `<out>.partial` left by an earlier bake, so that a bake stopped before its
+    first frame does not load old frames; raises DrapeError if it cannot be removed."""
+    partial = partial_path(out)
+    try:
+        os.remove(partial)
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        raise DrapeError(f"cannot remove the old partial cache {partial}: {e}") from e
 
 
 def result_path(out, code):
