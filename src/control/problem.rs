@@ -13,7 +13,7 @@ use super::lbfgs::{self, Evaluation, LbfgsSettings, StopReason};
 use super::objective::{Breakdown, Objective};
 use super::tape;
 use crate::error::{Error, Result};
-use crate::pipeline::{Simulator, StepSchedule};
+use crate::pipeline::{Integrator, Simulator, StepSchedule};
 use crate::Vec3;
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -119,9 +119,10 @@ pub struct ControlProblem {
 
 impl ControlProblem {
     /// The problem of steering `template` (a simulator at frame `first`, bodies and pins
-    /// set up) to `keys` at `fps` frames per second. Runs the horizon once without control
-    /// to record the step schedule every evaluation replays; fails with
-    /// [`Error::Simulation`] if that run fails.
+    /// set up) to `keys` at `fps` frames per second; the simulator must use
+    /// [`Integrator::Implicit`] (a usage error otherwise), the step the adjoint differentiates.
+    /// Runs the horizon once without control to record the step schedule every evaluation
+    /// replays; fails with [`Error::Simulation`] if that run fails.
     pub fn new(
         mut template: Simulator,
         keys: &[Keyframe],
@@ -131,6 +132,12 @@ impl ControlProblem {
     ) -> Result<Self> {
         if keys.is_empty() {
             return Err(Error::usage("keyframe control needs at least one keyframe"));
+        }
+        if template.params().integrator != Integrator::Implicit {
+            return Err(Error::usage(
+                "keyframe control differentiates the implicit integrator only; \
+                 run `drape control` with --integrator implicit (the default)",
+            ));
         }
         let model = template.model();
         let objective = Objective::new(

@@ -42,10 +42,9 @@ pub fn drag(
     mode: JacobianMode,
 ) -> ElementForces<3> {
     let mut out = ElementForces::zero();
-    let Some(Normal { nh, len, a, b }) = Normal::of(x) else {
+    let Some((Normal { nh, len, a, b }, r)) = Normal::through_air(x, v, wind) else {
         return out;
     };
-    let r = (v[0] + v[1] + v[2]) / 3.0 - wind;
     let s = nh.dot(&r);
     let coef = c * area / 3.0;
     let f = -coef * s * nh;
@@ -76,6 +75,12 @@ struct Normal {
 }
 
 impl Normal {
+    /// The normal of triangle `x` and its mean velocity relative to the wind,
+    /// `r = (v₀ + v₁ + v₂)/3 − w`, which drag and lift act on.
+    fn through_air(x: &[Vec3; 3], v: &[Vec3; 3], wind: Vec3) -> Option<(Normal, Vec3)> {
+        Some((Normal::of(x)?, (v[0] + v[1] + v[2]) / 3.0 - wind))
+    }
+
     /// `None` for a triangle too thin to have a usable normal ([`MIN_RELATIVE_AREA`]).
     fn of(x: &[Vec3; 3]) -> Option<Normal> {
         let (a, b) = (x[1] - x[0], x[2] - x[0]);
@@ -137,10 +142,9 @@ pub fn lift(
     mode: JacobianMode,
 ) -> ElementForces<3> {
     let mut out = ElementForces::zero();
-    let Some(Normal { nh, len, a, b }) = Normal::of(x) else {
+    let Some((Normal { nh, len, a, b }, r)) = Normal::through_air(x, v, wind) else {
         return out;
     };
-    let r = (v[0] + v[1] + v[2]) / 3.0 - wind;
     let rho = r.norm();
     let t = nh.dot(&r);
     if !(rho.is_finite() && rho > 0.0 && t != 0.0) {

@@ -252,10 +252,15 @@ impl System {
             wind,
             mode,
         };
-        self.fill_elements(&state, &TransposeProduct { w });
-        let vectors = self.vector_buffers();
-        let mut out = vec![Vec3::zeros(); x.len()];
-        self.plan.gather_vector(&vectors, &mut out);
+        self.gather_elements(&state, &TransposeProduct { w })
+    }
+
+    /// Lets `writer` fill every element's vector slots at `state` and sums them per
+    /// particle in the plan's fixed order.
+    fn gather_elements(&mut self, state: &State, writer: &impl ElementWriter) -> Vec<Vec3> {
+        self.fill_elements(state, writer);
+        let mut out = vec![Vec3::zeros(); state.x.len()];
+        self.plan.gather_vector(&self.vector_buffers(), &mut out);
         out
     }
 

@@ -358,14 +358,6 @@ impl Simulator {
     /// Advances by `duration` seconds (one frame), adapting the step (Baraff §7).
     /// Fails with [`Error::Simulation`] when the step would fall below the minimum.
     pub fn advance(&mut self, duration: f64) -> Result<FrameStats> {
-        // Keyframe control logs the steps of its uncontrolled run first, then records them.
-        let controlled = self.tape.is_some() || self.step_log.is_some();
-        if controlled && self.params.integrator != Integrator::Implicit {
-            return Err(Error::usage(
-                "keyframe control differentiates the implicit integrator only; \
-                 run `drape control` with --integrator implicit (the default)",
-            ));
-        }
         let end = self.time + duration;
         let mut stats = FrameStats {
             min_step: f64::INFINITY,

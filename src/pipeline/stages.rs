@@ -141,12 +141,7 @@ impl Simulator {
     /// `constraints`, alterations in `y`) and cloth self-contacts (repulsion springs in the
     /// system, alterations in `y` for free particles).
     pub(super) fn detect_collisions(&mut self, h: f64, stats: &mut FrameStats) {
-        self.y.iter_mut().for_each(|y| *y = Vec3::zeros());
-        if !self.bodies.is_empty() {
-            let clock = Instant::now();
-            self.detect_contacts(h);
-            self.collision_time[0] += clock.elapsed().as_secs_f64();
-        }
+        self.detect_body_collisions(h);
         if let Some(sc) = &mut self.self_collision {
             let clock = Instant::now();
             let (repulsions, alterations) = sc.detect(&self.x);
@@ -161,6 +156,26 @@ impl Simulator {
             self.system.set_repulsions(self.x.len(), repulsions, d);
             self.collision_time[1] += clock.elapsed().as_secs_f64();
         }
+    }
+
+    /// Clears the position alteration and finds the body contacts of this step (timed as
+    /// cloth–solid work); the body part of [`Simulator::detect_collisions`].
+    pub(super) fn detect_body_collisions(&mut self, h: f64) {
+        self.y.iter_mut().for_each(|y| *y = Vec3::zeros());
+        if !self.bodies.is_empty() {
+            let clock = Instant::now();
+            self.detect_contacts(h);
+            self.collision_time[0] += clock.elapsed().as_secs_f64();
+        }
+    }
+
+    /// Samples the bodies for a step of `h` and clears the constraints; returns where the
+    /// pinned particles must be at its end. The start of the integrators that place pins
+    /// directly instead of constraining a solve (explicit, projective).
+    pub(super) fn begin_pinned_step(&mut self, h: f64) -> Vec<(usize, Vec3)> {
+        let f1 = self.sample_bodies(h);
+        self.constraints.clear();
+        self.pins.targets(&self.x, f1, &self.bodies)
     }
 
     /// Finds contacts with the bodies (sampled for this step, Baraff §6) and turns them into

@@ -13,7 +13,8 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 from test_blender_extension import (  # noqa: E402
-    BOX, FIRST, LAST, build_body, build_garment, evaluated, install_extension, read_pc2)
+    FIRST, LAST, assert_rests_on_the_box, build_body, build_garment, evaluated,
+    install_extension, read_pc2)
 
 #: Largest distance (m) allowed between the USD and glTF caches at any vertex and frame.
 #: Both exports carry the same mesh and the same body motion (USD as baked points, glTF as a
@@ -127,15 +128,7 @@ def test_gltf_evaluated_garment_equals_the_cache_at_several_frames(baked):
 
 def test_gltf_garment_rests_on_the_body_rather_than_passing_through(baked):
     _, garment, body, _ = baked
-    _, body_world = evaluated(body, LAST)
-    top = max(p[2] for p in body_world)
-    _, world = evaluated(garment, LAST)
-    thickness = 0.01
-    inside = [p for p in world if abs(p[0]) < BOX and abs(p[1]) < BOX and p[2] < top - thickness]
-    assert not inside, f"{len(inside)} garment vertices inside the body, e.g. {inside[0]}"
-    zs = [p[2] for p in world]
-    assert min(zs) > top - thickness
-    assert max(zs) < top + 0.05, f"the garment should lie on the top at {top}, max z {max(zs)}"
+    assert_rests_on_the_box(garment, body)
 
 
 def test_gltf_and_usd_paths_agree(baked):

@@ -11,6 +11,7 @@ earlier bake is never loaded); an error from the binary is reported, with a part
 loaded when drape kept one; a garment deleted during the bake is reported; the timer,
 progress bar and status text are always cleaned up.
 """
+import contextlib
 import pathlib
 import struct
 import sys
@@ -198,12 +199,7 @@ def test_progress_events_move_the_progress_bar_and_the_status_text(selected, tmp
         "    f.write(struct.pack(f'<{15 * n}f', *([0.25] * (15 * n))))\n"
         "time.sleep(0.15)\n"
         "emit(event='done', outputs=[out], elapsed_s=0.6)\n"))
-    saved, prefs.binary_path = prefs.binary_path, str(fake)
-    try:
-        op, ctx = harness(), FakeContext()
-        result, _ = run_modal(op, ctx)
-    finally:
-        prefs.binary_path = saved
+    op, ctx, result = run_fake(prefs, fake)
     assert result == {"FINISHED"}, op.reports
     wm = ctx.window_manager
     assert sorted(set(wm.progress)) == [0, 25, 50, 75, 100]
@@ -256,25 +252,52 @@ def fake_binary(tmp_path, body):
     return path
 
 
+@contextlib.contextmanager
+def using_binary(prefs, path):
+    """The extension's `binary_path` preference set to `path` for the block."""
+    saved, prefs.binary_path = prefs.binary_path, str(path)
+    try:
+        yield
+    finally:
+        prefs.binary_path = saved
+
+
+def run_fake(prefs, fake):
+    """Runs the modal operator to its end with `fake` as the drape binary."""
+    with using_binary(prefs, fake):
+        op, ctx = harness(), FakeContext()
+        result, _ = run_modal(op, ctx)
+    return op, ctx, result
+
+
+def tick_until_done(op, ctx, seconds=10):
+    """Sends timer events until the operator leaves the modal state (or `seconds` pass)."""
+    result, t0 = {"PASS_THROUGH"}, time.monotonic()
+    while result == {"PASS_THROUGH"} and time.monotonic() - t0 < seconds:
+        time.sleep(TICK_S)
+        result = op.modal(ctx, Event("TIMER"))
+    return result
+
+
+def loaded_cache(garment):
+    """The path the garment's Drape Mesh Cache modifier reads, or None."""
+    return garment.modifiers["Drape"].filepath if "Drape" in garment.modifiers else None
+
+
 def test_an_error_from_the_binary_is_reported_and_the_modal_state_cleaned_up(selected, tmp_path):
     _, garment, _, prefs = selected
-    before = garment.modifiers["Drape"].filepath if "Drape" in garment.modifiers else None
+    before = loaded_cache(garment)
     fake = fake_binary(tmp_path, (
         "emit(event='start', command='simulate', frames=[1, 48])\n"
         "time.sleep(0.05)\n"
         "emit(event='error', code=2, message='Cloth: zero-area UV triangle 3')\n"
         "sys.exit(2)\n"))
-    saved, prefs.binary_path = prefs.binary_path, str(fake)
-    try:
-        op, ctx = harness(), FakeContext()
-        result, _ = run_modal(op, ctx)
-    finally:
-        prefs.binary_path = saved
+    op, ctx, result = run_fake(prefs, fake)
     assert result == {"CANCELLED"}
     assert op.reports == [({"ERROR"}, "Cloth: zero-area UV triangle 3")]
     assert any(s and s.startswith("drape simulate: frames 1..48") for s in ctx.workspace.status)
     assert_cleaned_up(ctx)
-    after = garment.modifiers["Drape"].filepath if "Drape" in garment.modifiers else None
+    after = loaded_cache(garment)
     assert after == before, "no cache was loaded"
 
 
@@ -293,12 +316,7 @@ def test_a_failed_bake_reports_the_error_and_loads_its_partial_cache(selected, t
         "emit(event='frame', frame=2, done=1, total=47, elapsed_s=0.1)\n"
         "emit(event='error', code=3, message='the solver diverged at frame 3')\n"
         "sys.exit(3)\n"))
-    saved, prefs.binary_path = prefs.binary_path, str(fake)
-    try:
-        op, ctx = harness(), FakeContext()
-        result, _ = run_modal(op, ctx)
-    finally:
-        prefs.binary_path = saved
+    op, ctx, result = run_fake(prefs, fake)
     assert result == {"CANCELLED"}
     (kinds, message), = op.reports
     assert kinds == {"ERROR"}
@@ -317,7 +335,7 @@ def test_a_second_escape_kills_drape_at_once(selected, tmp_path):
     finished, so nothing is loaded (not even the stale `.partial` of an earlier bake, which
     the operator removes before starting) and the operator reports the cancel."""
     _, garment, _, prefs = selected
-    before = garment.modifiers["Drape"].filepath if "Drape" in garment.modifiers else None
+    before = loaded_cache(garment)
     stale = pathlib.Path(sys.modules["drape"]._paths(garment)[1] + ".partial")
     n = len(garment.data.vertices)
     stale.write_bytes(b"POINTCACHE2\0" + struct.pack("<iiffi", 1, n, 1.0, 1.0, 1)
@@ -327,10 +345,10 @@ def test_a_second_escape_kills_drape_at_once(selected, tmp_path):
         "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
         "emit(event='start', command='simulate', frames=[1, 48])\n"
         "time.sleep(60)\n"))
-    saved, prefs.binary_path = prefs.binary_path, str(fake)
+    op, ctx = harness(), FakeContext()
     try:
-        op, ctx = harness(), FakeContext()
-        assert op.start_modal(ctx) == {"RUNNING_MODAL"}
+        with using_binary(prefs, fake):
+            assert op.start_modal(ctx) == {"RUNNING_MODAL"}
         deadline = time.monotonic() + 10
         while not op._job.progress.status.startswith("drape simulate") and \
                 time.monotonic() < deadline:
@@ -340,13 +358,8 @@ def test_a_second_escape_kills_drape_at_once(selected, tmp_path):
         time.sleep(0.2)
         assert op.modal(ctx, Event("TIMER")) == {"PASS_THROUGH"}, "SIGTERM was ignored"
         assert op.modal(ctx, Event("ESC", "PRESS")) == {"RUNNING_MODAL"}
-        t0 = time.monotonic()
-        result = {"PASS_THROUGH"}
-        while result == {"PASS_THROUGH"} and time.monotonic() - t0 < 10:
-            time.sleep(TICK_S)
-            result = op.modal(ctx, Event("TIMER"))
+        result = tick_until_done(op, ctx)
     finally:
-        prefs.binary_path = saved
         if op._job is not None:
             op._job.kill()
     assert result == {"CANCELLED"}
@@ -354,7 +367,7 @@ def test_a_second_escape_kills_drape_at_once(selected, tmp_path):
     assert op.reports == [({"WARNING"}, "drape cancelled; no frame was finished")]
     assert not stale.exists()
     assert_cleaned_up(ctx)
-    after = garment.modifiers["Drape"].filepath if "Drape" in garment.modifiers else None
+    after = loaded_cache(garment)
     assert after == before
 
 
@@ -365,7 +378,6 @@ def test_deleting_the_garment_during_the_bake_is_reported_not_raised(selected, t
     fake = fake_binary(tmp_path, (
         "open(out, 'wb').write(b'POINTCACHE2\\0' + struct.pack('<iiffi', 1, 1, 1.0, 1.0, 0))\n"
         "emit(event='done', outputs=[out], elapsed_s=0.0)\n"))
-    saved, prefs.binary_path = prefs.binary_path, str(fake)
     spare = garment.copy()
     spare.data = garment.data.copy()
     sc.collection.objects.link(spare)
@@ -373,17 +385,11 @@ def test_deleting_the_garment_during_the_bake_is_reported_not_raised(selected, t
         o.select_set(False)
     spare.select_set(True)
     bpy.context.view_layer.objects.active = spare
-    try:
+    with using_binary(prefs, fake):
         op, ctx = harness(), FakeContext()
         assert op.start_modal(ctx) == {"RUNNING_MODAL"}
         bpy.data.objects.remove(spare)
-        result = {"PASS_THROUGH"}
-        t0 = time.monotonic()
-        while result == {"PASS_THROUGH"} and time.monotonic() - t0 < 10:
-            time.sleep(TICK_S)
-            result = op.modal(ctx, Event("TIMER"))
-    finally:
-        prefs.binary_path = saved
+        result = tick_until_done(op, ctx)
     assert result == {"CANCELLED"}
     (kinds, message), = op.reports
     assert kinds == {"WARNING"} and "garment was deleted" in message and ".pc2" in message

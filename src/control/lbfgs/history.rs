@@ -157,6 +157,7 @@ impl History {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::pseudo_random;
     use super::*;
     use nalgebra::{DMatrix, DVector};
 
@@ -175,18 +176,6 @@ mod tests {
             h = v.transpose() * h * &v + &s * s.transpose() * rho;
         }
         -(h * DVector::from_column_slice(g))
-    }
-
-    fn pseudo_random(seed: u64, n: usize) -> Vec<f64> {
-        let mut state = seed;
-        (0..n)
-            .map(|_| {
-                state = state
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
-                (state >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-            })
-            .collect()
     }
 
     #[test]

@@ -166,7 +166,7 @@ fn rosenbrock_reaches_all_ones_in_few_evaluations() {
 }
 
 /// Deterministic pseudo-random numbers in `[−1, 1)` (64-bit LCG).
-fn pseudo_random(seed: u64, n: usize) -> Vec<f64> {
+pub(super) fn pseudo_random(seed: u64, n: usize) -> Vec<f64> {
     let mut state = seed;
     (0..n)
         .map(|_| {

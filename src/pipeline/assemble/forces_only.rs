@@ -26,9 +26,7 @@ impl System {
             wind,
             mode: JacobianMode::Definite,
         };
-        self.fill_elements(&state, &ForceWriter);
-        let mut out = vec![Vec3::zeros(); x.len()];
-        self.plan.gather_vector(&self.vector_buffers(), &mut out);
+        let mut out = self.gather_elements(&state, &ForceWriter);
         out.par_iter_mut()
             .zip(model.mass.par_iter())
             .for_each(|(f, &m)| *f += gravity(m, g));
@@ -90,10 +88,8 @@ impl System {
             wind,
             mode: JacobianMode::Definite,
         };
-        self.fill_elements(&state, &RowBoundWriter);
-        let mut out = vec![Vec3::zeros(); x.len()];
-        self.plan.gather_vector(&self.vector_buffers(), &mut out);
-        out.iter().map(|b| (b.x, b.y)).collect()
+        let sums = self.gather_elements(&state, &RowBoundWriter);
+        sums.iter().map(|b| (b.x, b.y)).collect()
     }
 }
 

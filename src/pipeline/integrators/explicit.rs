@@ -27,7 +27,8 @@ use crate::pipeline::Simulator;
 use crate::{Mat3, Vec3};
 use rayon::prelude::*;
 
-/// Provot correction sweeps per sub-step (the Intel article uses a fixed count).
+/// Provot correction sweeps per limit (the Intel article uses a fixed count), after each
+/// explicit sub-step and each preview step.
 const PROVOT_SWEEPS: usize = 4;
 /// Most sub-steps of one step; beyond, the step is rejected (halved by step control).
 const MAX_SUBSTEPS: usize = 100_000;
@@ -79,15 +80,25 @@ pub fn provot(
 }
 
 impl Simulator {
+    /// Provot's deformation constraints on positions `x` with this simulator's edges and
+    /// limit (pinned particles stay).
+    pub(in crate::pipeline) fn limit_stretch(&self, x: &mut [Vec3]) {
+        provot(
+            x,
+            &self.integ.provot,
+            &self.pinned,
+            self.params.provot_limit,
+            PROVOT_SWEEPS,
+        );
+    }
+
     /// One explicit step of `h` (module doc).
     pub(in crate::pipeline) fn step_explicit(
         &mut self,
         h: f64,
         stats: &mut FrameStats,
     ) -> Result<(), Rejection> {
-        let f1 = self.sample_bodies(h);
-        let targets = self.pins.targets(&self.x, f1, &self.bodies);
-        self.constraints.clear();
+        let targets = self.begin_pinned_step(h);
         self.detect_collisions(h, stats);
         let (g, wind) = (self.params.gravity, self.params.wind);
         let bounds = self
@@ -153,13 +164,7 @@ impl Simulator {
                     x0[i] + along * (goal - x0[i])
                 };
             }
-            provot(
-                &mut x,
-                &self.integ.provot,
-                &self.pinned,
-                self.params.provot_limit,
-                PROVOT_SWEEPS,
-            );
+            self.limit_stretch(&mut x);
             (v.par_iter_mut())
                 .zip(x.par_iter().zip(prev.par_iter()))
                 .for_each(|(vi, (xi, pi))| *vi = (xi - pi) / dt);

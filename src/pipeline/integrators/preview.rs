@@ -25,16 +25,12 @@
 //! stretched springs that is exactly eq. 21, with compressed ones the stabilised eq. 22
 //! (the mass-spring model), and for the continuum forces the Gauss–Newton part, which
 //! keeps every `A_ii` positive definite.
-use super::explicit::provot;
 use crate::forces::JacobianMode;
 use crate::linalg::block3::spd_inverse_or_diagonal;
 use crate::linalg::pcg::PcgResult;
 use crate::pipeline::{Rejection, Simulator};
 use crate::{Mat3, Vec3};
 use rayon::prelude::*;
-
-/// Provot correction sweeps after each preview step.
-const PROVOT_SWEEPS: usize = 4;
 
 impl Simulator {
     /// Assembles the step's system at step `h` and approximates `Δv` by the Jacobi sweeps
@@ -112,13 +108,7 @@ impl Simulator {
             .map(|((x, v), y)| x + h * v + y)
             .collect();
         let mut x = proposed.clone();
-        provot(
-            &mut x,
-            &self.integ.provot,
-            &self.pinned,
-            self.params.provot_limit,
-            PROVOT_SWEEPS,
-        );
+        self.limit_stretch(&mut x);
         (v.par_iter_mut())
             .zip(x.par_iter().zip(proposed.par_iter()))
             .for_each(|(v, (x, p))| *v += (x - p) / h);

@@ -118,15 +118,8 @@ impl Simulator {
         h: f64,
         stats: &mut FrameStats,
     ) -> Result<(), Rejection> {
-        let f1 = self.sample_bodies(h);
-        let targets = self.pins.targets(&self.x, f1, &self.bodies);
-        self.constraints.clear();
-        self.y.iter_mut().for_each(|y| *y = Vec3::zeros());
-        if !self.bodies.is_empty() {
-            let clock = std::time::Instant::now();
-            self.detect_contacts(h);
-            self.collision_time[0] += clock.elapsed().as_secs_f64();
-        }
+        let targets = self.begin_pinned_step(h);
+        self.detect_body_collisions(h);
         let n = self.x.len();
         let (g, wind) = (self.params.gravity, self.params.wind);
         // Explicit external forces: gravity, drag, lift, applied forces, friction.
