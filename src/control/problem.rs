@@ -64,6 +64,11 @@ pub struct ControlSettings {
     /// Memory the step records of one forward pass may take (bytes) before the pass
     /// switches to checkpoints ([`tape`]). Default 2 GiB.
     pub memory_budget: usize,
+    /// Differentiate the step Jacobians in the adjoint pass, so that the gradient is the
+    /// exact derivative of the replayed simulation ([`super::adjoint`]); false gives
+    /// Wojtan's frozen-Jacobian approximation (cheaper per sweep, not a descent direction
+    /// once elements rotate much). Default true.
+    pub exact_adjoint: bool,
 }
 
 impl Default for ControlSettings {
@@ -73,6 +78,7 @@ impl Default for ControlSettings {
             velocity_weight: 0.0,
             adjoint_tolerance: 1e-6,
             memory_budget: 2 << 30,
+            exact_adjoint: true,
         }
     }
 }
@@ -236,6 +242,7 @@ impl ControlProblem {
             self.template.params(),
             self.settings.adjoint_tolerance,
         );
+        solver.exact = self.settings.exact_adjoint;
         let mut gradient = tape::backward(
             fwd,
             &self.template,

@@ -66,6 +66,39 @@ pub fn drag(
     out
 }
 
+/// `∇ₓ (λᵀ D(x) a)` for drag's velocity Jacobian `D_ab = −(c A/9) n̂ n̂ᵀ` (every corner
+/// pair; its position Jacobian is zero in [`JacobianMode::Definite`]), the term an exact
+/// adjoint needs ([`crate::forces::jacobian_derivative`]). With `Λ = Σ λ_a`, `S = Σ a_b`:
+///
+/// ```text
+/// λᵀ D a = −(c A/9) (n̂ᵀΛ)(n̂ᵀS)
+/// q = ∂/∂n = −(c A/9) (I − n̂ n̂ᵀ) ((n̂ᵀS) Λ + (n̂ᵀΛ) S) / ‖n‖
+/// ∇_{x₀,x₁,x₂} = (q × (x₂ − x₁), (x₂ − x₀) × q, q × (x₁ − x₀))
+/// ```
+/// the transposes of `∂n/∂x` applied to `q`. A triangle without a normal gives zero.
+pub fn drag_jacobian_gradient(
+    x: &[Vec3; 3],
+    area: f64,
+    c: f64,
+    lambda: &[Vec3; 3],
+    a: &[Vec3; 3],
+) -> [Vec3; 3] {
+    let Some(Normal {
+        nh,
+        len,
+        a: e1,
+        b: e2,
+    }) = Normal::of(x)
+    else {
+        return [Vec3::zeros(); 3];
+    };
+    let big_l: Vec3 = lambda.iter().sum();
+    let big_s: Vec3 = a.iter().sum();
+    let r = big_l * nh.dot(&big_s) + big_s * nh.dot(&big_l);
+    let q = (r - nh * nh.dot(&r)) * (-c * area / (9.0 * len));
+    [q.cross(&(x[2] - x[1])), e2.cross(&q), q.cross(&e1)]
+}
+
 /// A triangle's unit normal `n̂ = n/‖n‖`, `n = a × b`, `a = x1 − x0`, `b = x2 − x0`.
 struct Normal {
     nh: Vec3,

@@ -24,6 +24,7 @@ pub mod bend;
 pub mod condition;
 pub mod deformation;
 pub mod external;
+pub mod jacobian_derivative;
 pub mod shear;
 pub mod spring;
 pub mod stretch;

@@ -26,6 +26,7 @@ use crate::{Mat3, Vec3};
 use rayon::prelude::*;
 
 mod forces_only;
+mod jacobian_derivative;
 
 /// Per-element stiffness constants derived once from the material and rest state.
 #[derive(Debug, Clone)]

@@ -425,6 +425,7 @@ impl Simulator {
             h,
             x: self.x.clone(),
             v: self.v.clone(),
+            dv: self.dv.clone(),
             y: (self.y.iter().enumerate())
                 .filter(|(_, y)| **y != Vec3::zeros())
                 .map(|(i, y)| (i, *y))

@@ -21,6 +21,8 @@ pub struct StepRecord {
     pub x: Vec<Vec3>,
     /// Velocities at the start of the step (m/s).
     pub v: Vec<Vec3>,
+    /// The step's solution `Δv` (m/s): `v₁ = v + Δv`, `x₁ = x + h v₁ + y`.
+    pub dv: Vec<Vec3>,
     /// Non-zero position alterations `y` (Baraff §6.2), by particle (m).
     pub y: Vec<(usize, Vec3)>,
     /// Jacobians the accepted solve used.
@@ -44,7 +46,7 @@ impl StepRecord {
     pub fn bytes(&self) -> usize {
         use std::mem::size_of;
         size_of::<Self>()
-            + (self.x.len() + self.v.len()) * size_of::<Vec3>()
+            + (self.x.len() + self.v.len() + self.dv.len()) * size_of::<Vec3>()
             + self.y.len() * size_of::<(usize, Vec3)>()
             + self.constraints.len() * size_of::<Constraint>()
             + self.contact_normals.len() * size_of::<(usize, Vec3)>()
@@ -59,6 +61,17 @@ impl StepRecord {
             y[i] = d;
         }
         y
+    }
+
+    /// The step's displacement `x₁ − x₀ = h (v₀ + Δv) + y` (m).
+    pub fn displacement(&self) -> Vec<Vec3> {
+        let mut d: Vec<Vec3> = (self.v.iter().zip(&self.dv))
+            .map(|(v, dv)| self.h * (v + dv))
+            .collect();
+        for &(i, y) in &self.y {
+            d[i] += y;
+        }
+        d
     }
 
     /// Rebuilds `system` (a copy of the simulator's, [`super::Simulator::system`]) to the

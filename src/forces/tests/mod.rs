@@ -15,6 +15,7 @@ mod bend;
 mod condition;
 mod definite;
 mod drag;
+mod jacobian_derivative;
 mod spring_lift;
 mod stretch_shear;
 

@@ -5,7 +5,7 @@ use super::*;
 use crate::forces::external::lift;
 use crate::forces::spring::{spring, SpringParams};
 
-fn random_spring(rng: &mut Rng, stretch: bool) -> ([Vec3; 2], [Vec3; 2], SpringParams) {
+pub fn random_spring(rng: &mut Rng, stretch: bool) -> ([Vec3; 2], [Vec3; 2], SpringParams) {
     let x0 = rng.vec(1.0);
     let dir = rng.vec(1.0).normalize();
     let rest = rng.range(0.05, 0.5);
