@@ -47,7 +47,8 @@
 //! (never the case in a replayed schedule), and the discrete choices (step sizes, contact
 //! sets) — all piecewise constant in the control. Measured (tests/control_gradient.rs):
 //! with pins, relative error 1.8e-7 against central differences (frozen: 0.32); with
-//! wind and lift 2.4e-6; with body contact and friction 2.4e-3 (cosine 0.9999994).
+//! wind and lift 2.4e-6; with frictionless body contact 6.5e-8; with Coulomb friction
+//! 2.4e-3 (cosine 0.9999994).
 use crate::forces::JacobianMode;
 use crate::linalg::pcg::{constraint_forces, modified_pcg, Constraint, PcgScratch, PcgSettings};
 use crate::model::ClothModel;
