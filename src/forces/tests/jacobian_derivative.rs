@@ -23,9 +23,9 @@ fn contraction<const N: usize>(
     b: &[Vec3; N],
 ) -> f64 {
     let mut s = 0.0;
-    for i in 0..N {
+    for (li, (dv, dx)) in lambda.iter().zip(e.dfdv.iter().zip(&e.dfdx)) {
         for j in 0..N {
-            s += lambda[i].dot(&(e.dfdv[i][j] * a[j] + e.dfdx[i][j] * b[j]));
+            s += li.dot(&(dv[j] * a[j] + dx[j] * b[j]));
         }
     }
     s
