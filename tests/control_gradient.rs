@@ -101,6 +101,16 @@ fn check(problem: &ControlProblem, theta: &[f64], directions: usize, eps: f64) -
 /// The two-corner sheet (14 × 14 particles) with a keyframe at frame 12, two steps per
 /// frame, and its control problem with the exact or the frozen-Jacobian adjoint.
 fn pinned_problem(params: SolverParams, exact_adjoint: bool) -> ControlProblem {
+    let settings = ControlSettings {
+        regularization: 1e-3,
+        adjoint_tolerance: 1e-13,
+        exact_adjoint,
+        ..ControlSettings::default()
+    };
+    pinned_problem_with(params, settings)
+}
+
+fn pinned_problem_with(params: SolverParams, settings: ControlSettings) -> ControlProblem {
     let g = sheet(&SheetSpec {
         n: 14,
         pins: SheetPins::TopCorners,
@@ -108,12 +118,6 @@ fn pinned_problem(params: SolverParams, exact_adjoint: bool) -> ControlProblem {
     });
     let sim = simulator(&g, &[], params);
     let key = keyframe(&sim, 12, Vec3::new(0.0, 0.0, 0.08));
-    let settings = ControlSettings {
-        regularization: 1e-3,
-        adjoint_tolerance: 1e-13,
-        exact_adjoint,
-        ..ControlSettings::default()
-    };
     ControlProblem::new(sim, &[key], 0, 24.0, settings).unwrap()
 }
 
@@ -324,5 +328,84 @@ fn replayed_schedule_makes_phi_smooth_where_adaptive_steps_jump() {
     assert!(
         (slope - central).abs() < 0.1 * central.abs(),
         "{slope} vs {central}"
+    );
+}
+
+/// Forty frames of one step each: the exact adjoint still matches the differences, while
+/// Wojtan's frozen Jacobians, whose error compounds step after step, no longer point the
+/// right way.
+#[test]
+fn exact_adjoint_holds_over_a_long_horizon_where_frozen_jacobians_fail() {
+    let g = sheet(&SheetSpec {
+        n: 14,
+        pins: SheetPins::TopCorners,
+        ..SheetSpec::default()
+    });
+    let sim = simulator(&g, &[], params(1.0));
+    let key = keyframe(&sim, 40, Vec3::new(0.0, 0.0, 0.08));
+    let problem = |exact_adjoint| {
+        let settings = ControlSettings {
+            regularization: 1e-3,
+            adjoint_tolerance: 1e-13,
+            exact_adjoint,
+            ..ControlSettings::default()
+        };
+        ControlProblem::new(sim.clone(), std::slice::from_ref(&key), 0, 24.0, settings).unwrap()
+    };
+    let exact = problem(true);
+    let theta: Vec<f64> = noise(7, exact.variables())
+        .iter()
+        .map(|t| 0.3 * t)
+        .collect();
+    let (worst, cosine) = check(&exact, &theta, 3, 1e-6);
+    let (worst_frozen, cosine_frozen) = check(&problem(false), &theta, 3, 1e-6);
+    eprintln!("40 steps: exact worst {worst:.2e} cosine {cosine:.8}; frozen worst {worst_frozen:.2e} cosine {cosine_frozen:.4}");
+    assert!(
+        worst < 1e-4,
+        "exact adjoint: worst relative error {worst:e}"
+    );
+    assert!(
+        cosine_frozen < 0.9,
+        "frozen Jacobians were expected to fail here: {cosine_frozen}"
+    );
+}
+
+/// A run that stalls hands over to the other adjoint from its best point, the iteration
+/// count carrying on, until the iterations run out. A relative tolerance of 1 makes every
+/// run stall after one iteration (objective change); without the hand-over the
+/// optimisation would end there.
+#[test]
+fn optimise_switches_adjoint_when_a_run_stalls() {
+    let problem = pinned_problem(params(2.0), true);
+    let mut lbfgs = drape::control::problem::optimiser_settings(4);
+    lbfgs.relative_tolerance = 1.0;
+    let mut seen = Vec::new();
+    let solution = problem
+        .optimise(&lbfgs, |it| {
+            seen.push((it.iteration, it.breakdown.total()));
+            std::ops::ControlFlow::Continue(())
+        })
+        .unwrap();
+    eprintln!("iterations and Φ: {seen:?}");
+    assert_eq!(solution.iterations, 4);
+    assert_eq!(seen.iter().map(|s| s.0).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    assert!(
+        seen.windows(2).all(|w| w[1].1 < w[0].1),
+        "every run must lower Φ"
+    );
+    assert!(solution.best.total() < solution.initial.total());
+
+    let no_switch = pinned_problem_with(
+        params(2.0),
+        ControlSettings {
+            regularization: 1e-3,
+            switch_on_stall: false,
+            ..ControlSettings::default()
+        },
+    );
+    let s = (no_switch.optimise(&lbfgs, |_| std::ops::ControlFlow::Continue(()))).unwrap();
+    assert_eq!(
+        s.iterations, 1,
+        "without the hand-over the first stall ends it"
     );
 }

@@ -69,6 +69,9 @@ pub struct ControlSettings {
     /// Wojtan's frozen-Jacobian approximation (cheaper per sweep, not a descent direction
     /// once elements rotate much). Default true.
     pub exact_adjoint: bool,
+    /// When an L-BFGS run stalls, continue from its best point with the other adjoint
+    /// ([`ControlProblem::optimise`]). Default true.
+    pub switch_on_stall: bool,
 }
 
 impl Default for ControlSettings {
@@ -79,6 +82,7 @@ impl Default for ControlSettings {
             adjoint_tolerance: 1e-6,
             memory_budget: 2 << 30,
             exact_adjoint: true,
+            switch_on_stall: true,
         }
     }
 }
@@ -221,6 +225,12 @@ impl ControlProblem {
     /// Φ(θ) and ∂Φ/∂θ: one forward pass and one adjoint sweep. Fails with
     /// [`Error::Simulation`] when the forward simulation fails at θ.
     pub fn evaluate(&self, theta: &[f64]) -> Result<Evaluated> {
+        self.evaluate_with(theta, self.settings.exact_adjoint)
+    }
+
+    /// [`ControlProblem::evaluate`] with the exact adjoint (`exact`) or Wojtan's
+    /// frozen-Jacobian one.
+    pub fn evaluate_with(&self, theta: &[f64], exact: bool) -> Result<Evaluated> {
         if theta.len() != self.variables() {
             return Err(Error::Internal(format!(
                 "control: {} variables given, {} expected",
@@ -242,7 +252,7 @@ impl ControlProblem {
             self.template.params(),
             self.settings.adjoint_tolerance,
         );
-        solver.exact = self.settings.exact_adjoint;
+        solver.exact = exact;
         let mut gradient = tape::backward(
             fwd,
             &self.template,
@@ -266,17 +276,26 @@ impl ControlProblem {
     /// ([`ControlFlow::Break`], e.g. on an interrupt); the best control so far is returned.
     /// Points where the simulation fails count as infinitely bad (the line search backs
     /// off); other errors abort.
+    ///
+    /// With the exact adjoint, a run that stalls (no lower point along its direction, or
+    /// no relative progress) continues from its best point with Wojtan's frozen-Jacobian
+    /// gradient, and the other way round, with the memory cleared: on a sensitive shot
+    /// (a garment swinging with large steps) the exact gradient holds only very close to
+    /// the current control, and the frozen one, a smoothed direction, can still make
+    /// progress. It ends when both stall at the same point or the iterations run out.
     pub fn optimise(
         &self,
         settings: &LbfgsSettings,
         mut on_iteration: impl FnMut(&IterationReport) -> ControlFlow<()>,
     ) -> Result<Solution> {
         let started = Instant::now();
+        let exact = std::cell::Cell::new(self.settings.exact_adjoint);
+        let done = std::cell::Cell::new(0usize);
         // Breakdowns of the current iteration's evaluations, to report the accepted one.
         let trials = std::cell::RefCell::new(Vec::<Breakdown>::new());
         let initial = std::cell::Cell::new(None::<Breakdown>);
-        let evaluate = |theta: &[f64]| -> Result<Option<Evaluation>> {
-            match self.evaluate(theta) {
+        let mut evaluate = |theta: &[f64]| -> Result<Option<Evaluation>> {
+            match self.evaluate_with(theta, exact.get()) {
                 Ok(e) => {
                     if initial.get().is_none() {
                         initial.set(Some(e.breakdown));
@@ -292,7 +311,7 @@ impl ControlProblem {
             }
         };
         let mut best = None;
-        let report = |info: &lbfgs::IterationInfo, _: &[f64]| {
+        let mut report = |info: &lbfgs::IterationInfo, _: &[f64]| {
             let mut t = trials.borrow_mut();
             let breakdown = (t.iter().rev())
                 .find(|b| b.total() == info.value)
@@ -301,24 +320,44 @@ impl ControlProblem {
             t.clear();
             best = Some(breakdown);
             on_iteration(&IterationReport {
-                iteration: info.iteration,
+                iteration: done.get() + info.iteration,
                 breakdown,
                 gradient_norm: info.gradient_norm,
                 evaluations: info.evaluations,
                 seconds: started.elapsed().as_secs_f64(),
             })
         };
-        let m = lbfgs::minimize(vec![0.0; self.variables()], settings, evaluate, report)?;
+        let (mut x, mut evaluations, mut switched) = (vec![0.0; self.variables()], 0, false);
+        let stop = loop {
+            let remaining = LbfgsSettings {
+                max_iterations: settings.max_iterations - done.get(),
+                ..*settings
+            };
+            let m = lbfgs::minimize(x, &remaining, &mut evaluate, &mut report)?;
+            x = m.x;
+            evaluations += m.evaluations;
+            done.set(done.get() + m.iterations);
+            let stalled = matches!(m.stop, StopReason::LineSearch | StopReason::ObjectiveChange);
+            let both_stalled = switched && m.iterations == 0;
+            if !stalled || both_stalled || !self.settings.switch_on_stall || !m.value.is_finite() {
+                break m.stop;
+            }
+            if done.get() >= settings.max_iterations {
+                break StopReason::Iterations;
+            }
+            exact.set(!exact.get());
+            switched = true;
+        };
         let initial = initial.get().ok_or_else(|| {
             Error::Simulation("the uncontrolled simulation failed; simulate it first".into())
         })?;
         Ok(Solution {
             best: best.unwrap_or(initial),
             initial,
-            theta: m.x,
-            iterations: m.iterations,
-            evaluations: m.evaluations,
-            stop: m.stop,
+            theta: x,
+            iterations: done.get(),
+            evaluations,
+            stop,
         })
     }
 }
