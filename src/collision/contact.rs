@@ -54,6 +54,20 @@ pub struct Contact {
     pub friction: f64,
 }
 
+/// The remembered state one sliding-friction term of [`BodyContacts::friction_terms`]
+/// is built from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrictionSource {
+    /// Normal force `N` (N): the previous step's constraint force along the normal.
+    pub normal_force: f64,
+    /// `μN` (N), the largest friction force.
+    pub limit: f64,
+    /// The remembered unit direction of the friction force (used below the slip speed
+    /// threshold): against the previous step's slip, or along the tangential force that
+    /// broke a stuck contact.
+    pub direction: Vec3,
+}
+
 /// What a particle remembers of its contact from the previous step.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Memory {
@@ -166,14 +180,8 @@ impl BodyContacts {
     /// `K = −∂f/∂v = (μN/|v_t|)(P_t − v̂_t v̂_tᵀ)` while slipping faster than ε (the exact
     /// derivative of `−μN v_t/|v_t|`, positive semi-definite), else 0.
     pub fn friction_terms(&self, v: &[Vec3]) -> Vec<(usize, Mat3, Vec3)> {
-        self.contacts
-            .iter()
-            .filter(|c| !c.stuck && c.friction > 0.0)
-            .filter_map(|c| {
-                let m = self.memory.get(c.particle).copied().flatten()?;
-                if m.body != c.body || m.released || m.normal_force <= 0.0 {
-                    return None;
-                }
+        self.sliding()
+            .map(|(c, m)| {
                 let limit = c.friction * m.normal_force;
                 let pt = Mat3::identity() - c.normal * c.normal.transpose();
                 let vt = pt * (v[c.particle] - c.body_velocity);
@@ -181,13 +189,37 @@ impl BodyContacts {
                 if speed > SLIP_EPS {
                     let dir = vt / speed;
                     let k = (limit / speed) * (pt - dir * dir.transpose());
-                    Some((c.particle, k, -limit * dir))
+                    (c.particle, k, -limit * dir)
                 } else {
                     let dir = pt * m.friction_dir;
-                    Some((c.particle, Mat3::zeros(), limit * dir))
+                    (c.particle, Mat3::zeros(), limit * dir)
                 }
             })
             .collect()
+    }
+
+    /// What each term of [`BodyContacts::friction_terms`] was built from, in the same
+    /// order: keyframe control's adjoint carries the derivatives with respect to these
+    /// back to the step that produced them.
+    pub fn friction_sources(&self) -> Vec<FrictionSource> {
+        self.sliding()
+            .map(|(c, m)| FrictionSource {
+                normal_force: m.normal_force,
+                limit: c.friction * m.normal_force,
+                direction: m.friction_dir,
+            })
+            .collect()
+    }
+
+    /// Sliding contacts with friction and a remembered normal force from the same body.
+    fn sliding(&self) -> impl Iterator<Item = (&Contact, &Memory)> {
+        self.contacts
+            .iter()
+            .filter(|c| !c.stuck && c.friction > 0.0)
+            .filter_map(|c| {
+                let m = self.memory.get(c.particle)?.as_ref()?;
+                (m.body == c.body && !m.released && m.normal_force > 0.0).then_some((c, m))
+            })
     }
 
     /// Updates the memory after an accepted step from the constraint forces `impulses`

@@ -41,20 +41,30 @@
 //! ```
 //! `C (A ŵ − s)` is the constraint force of the adjoint solve on the pins (what
 //! [`constraint_forces`] computes). With [`AdjointSolver::exact`] off the last line of
-//! `x̂₀` is left out (Wojtan's approximation). What the pass does not differentiate: the
-//! filter, the sliding-friction direction and the remembered normal force, self-contact
-//! springs' frozen normals, the Jacobians of a step solved in [`JacobianMode::System`]
-//! (never the case in a replayed schedule), and the discrete choices (step sizes, contact
-//! sets) — all piecewise constant in the control. Measured (tests/control_gradient.rs):
-//! with pins, relative error 1.8e-7 against central differences (frozen: 0.32); with
-//! wind and lift 2.4e-6; with frictionless body contact 6.5e-8; with Coulomb friction
-//! 2.4e-3 (cosine 0.9999994).
+//! `x̂₀` is left out (Wojtan's approximation).
+//!
+//! Friction carries state from one step to the next: the normal force `N = nᵀe/h` of the
+//! contact force `e = (I − S)(A Δv − b)` and the direction of the friction force that a
+//! slowly slipping contact keeps (the previous slip, or the tangential force that broke a
+//! stuck contact). The pass differentiates both: a step hands `∂Φ/∂N`, `∂Φ/∂d` of its
+//! friction terms to the step before, which turns them into `ẽ = ∂Φ/∂e` and extra `v̂₁`,
+//! solves for `ŵ = G (s + A ẽ)` and uses `λ = ŵ − ẽ` in place of `ŵ` in every line above
+//! (see [`AdjointSolver::step`]).
+//!
+//! What the pass does not differentiate: the filter, how a fast-slipping contact's
+//! friction Jacobian changes with its velocity, self-contact springs' frozen normals, the
+//! Jacobians of a step solved in [`JacobianMode::System`] (never the case in a replayed
+//! schedule), and the discrete choices (step sizes, contact sets, stuck or sliding) — all
+//! piecewise constant in the control. Measured (tests/control_gradient.rs): with pins,
+//! relative error 1e-7 against central differences (frozen Jacobians: 0.32); with wind
+//! and lift 2e-6; with frictionless body contact 9e-8; with Coulomb friction 1.6e-3
+//! (cosine 0.99999987; 2.2e-3 without the friction memory).
 use crate::forces::JacobianMode;
 use crate::linalg::pcg::{constraint_forces, modified_pcg, Constraint, PcgScratch, PcgSettings};
 use crate::model::ClothModel;
 use crate::pipeline::assemble::System;
 use crate::pipeline::{SolverParams, StepRecord};
-use crate::Vec3;
+use crate::{Mat3, Vec3};
 
 /// The backward pass's solver: a copy of the forward system rebuilt per recorded step.
 #[derive(Debug, Clone)]
@@ -63,6 +73,8 @@ pub struct AdjointSolver {
     pcg: PcgScratch,
     settings: PcgSettings,
     w: Vec<Vec3>,
+    /// ∂Φ with respect to what the last step's friction remembered, for the step before.
+    friction_seeds: Vec<FrictionSeed>,
     /// Differentiate the step's Jacobians too (the exact adjoint of a definite-Jacobian
     /// step); false gives Wojtan's frozen-Jacobian approximation. Default true.
     pub exact: bool,
@@ -85,6 +97,7 @@ impl AdjointSolver {
                 warm_start: false,
             },
             w: Vec::new(),
+            friction_seeds: Vec::new(),
             exact: true,
             iterations: 0,
             unconverged: 0,
@@ -92,7 +105,9 @@ impl AdjointSolver {
     }
 
     /// One backward step through `rec`: maps `(x̂₁, v̂₁)` in `lx`, `lv` to `(x̂₀, v̂₀)` and
-    /// adds `∂Φ/∂u` of the step to `du`.
+    /// adds `∂Φ/∂u` of the step to `du`. Steps must come in reverse order of the forward
+    /// pass: the derivative with respect to the normal forces that this step's friction
+    /// remembers is handed to the step before ([`AdjointSolver::step`] keeps it).
     pub fn step(
         &mut self,
         rec: &StepRecord,
@@ -104,21 +119,41 @@ impl AdjointSolver {
     ) {
         let h = rec.h;
         rec.rebuild(&mut self.system, model, params);
+        let n = lx.len();
+        // ẽ: ∂Φ/∂e of this step's contact forces e = (I − S)(A Δv − b), and more ∂Φ/∂v₁,
+        // through what the next step's friction remembered of them (its seeds).
+        let seeds = std::mem::take(&mut self.friction_seeds);
+        let e_hat = friction_memory_adjoint(rec, &self.system, &seeds, lv);
         let s: Vec<Vec3> = lv.iter().zip(lx.iter()).map(|(v, x)| v + h * x).collect();
+        let mut rhs = s.clone();
+        if e_hat.iter().any(|e| *e != Vec3::zeros()) {
+            let mut ae = vec![Vec3::zeros(); n];
+            self.system.matrix.mul_vec(&e_hat, &mut ae);
+            rhs.iter_mut().zip(&ae).for_each(|(r, a)| *r += a);
+        }
         let filters: Vec<Constraint> = (rec.constraints.iter())
             .map(|c| Constraint {
                 z: Vec3::zeros(),
                 ..*c
             })
             .collect();
-        self.w.resize(s.len(), Vec3::zeros());
+        self.w.resize(n, Vec3::zeros());
         let a = &self.system.matrix;
-        let r = modified_pcg(a, &s, &filters, &self.settings, &mut self.pcg, &mut self.w);
+        let r = modified_pcg(
+            a,
+            &rhs,
+            &filters,
+            &self.settings,
+            &mut self.pcg,
+            &mut self.w,
+        );
         self.iterations += r.iterations;
         if !r.converged {
             self.unconverged += 1;
         }
-        let w = &self.w;
+        // λ = ŵ − ẽ multiplies every partial derivative of the step's residual.
+        let lambda: Vec<Vec3> = self.w.iter().zip(&e_hat).map(|(w, e)| w - e).collect();
+        let w = &lambda;
         let pin_forces = constraint_forces(a, &s, w, &filters[..rec.pins]);
         let kw = self.system.stiffness_transpose_product(
             model,
@@ -136,7 +171,7 @@ impl AdjointSolver {
             rec.mode,
             w,
         );
-        for i in 0..lx.len() {
+        for i in 0..n {
             lx[i] += h * kw[i];
             lv[i] = model.mass[i] * w[i];
             du[i] += h * w[i];
@@ -154,7 +189,7 @@ impl AdjointSolver {
                 w,
             );
             for &(i, n) in &rec.contact_normals {
-                // (I − Y) x̂₁ − h Y K ŵ with Y = n nᵀ; x̂₁ is already in lx[i] (plus h Kₑᵀŵ).
+                // (I − Y) x̂₁ − h Y K λ with Y = n nᵀ; x̂₁ is already in lx[i] (plus h Kₑᵀλ).
                 let xhat1 = lx[i] - h * kw[i];
                 lx[i] -= n * n.dot(&(xhat1 + h * ksw[i]));
             }
@@ -167,5 +202,102 @@ impl AdjointSolver {
         for (c, e) in rec.constraints[..rec.pins].iter().zip(pin_forces) {
             lx[c.particle] += e / h;
         }
+        if self.exact {
+            self.friction_seeds = friction_seeds(rec, w);
+        }
     }
+}
+
+/// ∂Φ with respect to the memory one friction term of a step was built from.
+#[derive(Debug, Clone, Copy)]
+struct FrictionSeed {
+    particle: usize,
+    /// ∂Φ/∂N, the remembered normal force.
+    normal_force: f64,
+    /// ∂Φ/∂d, the remembered direction (zero while slipping fast: then unused).
+    direction: Vec3,
+}
+
+/// The seeds of step `rec` for the step before it. The step adds `h K` to its matrix and
+/// `h f₀` to its right side, both proportional to the remembered normal force `N`, and
+/// below the slip threshold `f₀ = μN P_t d` with the remembered direction `d`; so the
+/// residual `r = A Δv − b` changes by `h (K Δv − f₀)/N` per unit of `N` and by
+/// `−h μN P_t` per unit of `d`, and with `∂Φ = −λᵀ ∂r`
+///
+/// ```text
+/// ∂Φ/∂N = −h λᵀ (K Δv − f₀)/N,      ∂Φ/∂d = h μN P_t λ   (K = 0 only)
+/// ```
+fn friction_seeds(rec: &StepRecord, lambda: &[Vec3]) -> Vec<FrictionSeed> {
+    (rec.friction.iter().zip(&rec.friction_sources))
+        .filter(|(_, src)| src.normal_force > 0.0)
+        .map(|(&(i, k, f0), src)| {
+            let dr = (k * rec.dv[i] - f0) * (rec.h / src.normal_force);
+            let slow = k == Mat3::zeros();
+            let normal = (rec.contact_normals.iter()).find(|c| c.0 == i).map(|c| c.1);
+            let direction = match normal {
+                Some(n) if slow => {
+                    let l = lambda[i] - n * n.dot(&lambda[i]);
+                    (rec.h * src.limit) * l
+                }
+                _ => Vec3::zeros(),
+            };
+            FrictionSeed {
+                particle: i,
+                normal_force: -lambda[i].dot(&dr),
+                direction,
+            }
+        })
+        .collect()
+}
+
+/// Applies the next step's friction seeds to step `rec` (whose system is rebuilt in
+/// `system`): returns `ẽ`, ∂Φ with respect to the step's contact forces
+/// `e = (I − S)(A Δv − b)`, and adds to `lv` (∂Φ/∂v₁) what the remembered direction owes
+/// to the step's final slip. What the next step remembered of a contact of this one:
+///
+/// ```text
+/// N = nᵀ e / h
+/// d = t/‖t‖,  t = P_n e / h                     (stuck here: the force that broke it)
+/// d = −ŝ,     ŝ = s/‖s‖, s = P_n (v₁ − v_body)   (sliding here)
+/// ```
+fn friction_memory_adjoint(
+    rec: &StepRecord,
+    system: &System,
+    seeds: &[FrictionSeed],
+    lv: &mut [Vec3],
+) -> Vec<Vec3> {
+    let h = rec.h;
+    let mut e_hat = vec![Vec3::zeros(); rec.x.len()];
+    for seed in seeds {
+        let i = seed.particle;
+        let Some(j) = rec.contact_normals.iter().position(|c| c.0 == i) else {
+            continue;
+        };
+        let n = rec.contact_normals[j].1;
+        e_hat[i] += (seed.normal_force / h) * n;
+        if seed.direction == Vec3::zeros() {
+            continue;
+        }
+        let tangent = |p: Vec3| p - n * n.dot(&p);
+        let stuck = rec.constraints[rec.pins + j].filter == Mat3::zeros();
+        if stuck {
+            let e = system.matrix.mul_row(i, &rec.dv) - system.rhs[i];
+            let t = tangent(e / h);
+            let len = t.norm();
+            if len > 0.0 {
+                let th = t / len;
+                let g = seed.direction - th * th.dot(&seed.direction);
+                e_hat[i] += tangent(g) / (len * h);
+            }
+        } else {
+            let slip = tangent(rec.v[i] + rec.dv[i] - rec.contact_velocities[j]);
+            let len = slip.norm();
+            if len > 0.0 {
+                let sh = slip / len;
+                let g = seed.direction - sh * sh.dot(&seed.direction);
+                lv[i] -= tangent(g) / len;
+            }
+        }
+    }
+    e_hat
 }

@@ -106,9 +106,8 @@ pub fn stretch_hessian_gradient(
 }
 
 /// `∇_w [(ΛᵀB − (ŵᵀΛ)(ŵᵀB)) / ‖w‖] = −[ŵ (ΛᵀB − (ŵᵀΛ)(ŵᵀB)) + P Λ (ŵᵀB) + P B (ŵᵀΛ)] / ‖w‖²`
-/// with `ŵ = w/‖w‖`, `P = I − ŵŵᵀ`: how `Λᵀ (P/‖w‖) B` changes with `w`. The stretch
-/// Hessian (`a d_i d_j P/‖w‖`) and the sliding-friction Jacobian (`μN (P_t − v̂ v̂ᵀ)/‖v_t‖`)
-/// (Baraff §5 friction) both have this form.
+/// with `ŵ = w/‖w‖`, `P = I − ŵŵᵀ`: how `Λᵀ (P/‖w‖) B` changes with `w`, the form of the
+/// stretch Hessian `a d_i d_j P/‖w‖`.
 pub fn unit_projection_gradient(w: Vec3, big_l: Vec3, big_b: Vec3) -> Vec3 {
     let len = w.norm();
     let wh = w / len;

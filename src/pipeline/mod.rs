@@ -443,6 +443,14 @@ impl Simulator {
             } else {
                 self.contacts.friction_terms(&self.v)
             },
+            friction_sources: if self.contacts.contacts.is_empty() {
+                Vec::new()
+            } else {
+                self.contacts.friction_sources()
+            },
+            contact_velocities: (self.contacts.contacts.iter())
+                .map(|c| c.body_velocity)
+                .collect(),
         }
     }
 

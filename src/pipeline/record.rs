@@ -5,6 +5,7 @@
 //! instead of being stored.
 use super::assemble::System;
 use super::SolverParams;
+use crate::collision::contact::FrictionSource;
 use crate::collision::self_contact::Repulsion;
 use crate::forces::JacobianMode;
 use crate::linalg::pcg::Constraint;
@@ -39,6 +40,11 @@ pub struct StepRecord {
     pub repulsion_distance: f64,
     /// Sliding friction terms `(particle, K, f₀)` (see `BodyContacts::friction_terms`).
     pub friction: Vec<(usize, Mat3, Vec3)>,
+    /// What each friction term was built from: the remembered normal force (`K` and `f₀`
+    /// are proportional to it) and direction.
+    pub friction_sources: Vec<FrictionSource>,
+    /// Body velocity at every body contact (m/s), in the order of `contact_normals`.
+    pub contact_velocities: Vec<Vec3>,
 }
 
 impl StepRecord {
@@ -52,6 +58,8 @@ impl StepRecord {
             + self.contact_normals.len() * size_of::<(usize, Vec3)>()
             + self.repulsions.len() * size_of::<Repulsion>()
             + self.friction.len() * size_of::<(usize, Mat3, Vec3)>()
+            + self.friction_sources.len() * size_of::<FrictionSource>()
+            + self.contact_velocities.len() * size_of::<Vec3>()
     }
 
     /// The dense position alteration `y` (m).
