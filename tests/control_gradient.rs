@@ -384,7 +384,7 @@ fn optimise_switches_adjoint_when_a_run_stalls() {
     let mut seen = Vec::new();
     let solution = problem
         .optimise(&lbfgs, |it| {
-            seen.push((it.iteration, it.breakdown.total()));
+            seen.push((it.iteration, it.breakdown.total(), it.evaluations));
             std::ops::ControlFlow::Continue(())
         })
         .unwrap();
@@ -396,6 +396,11 @@ fn optimise_switches_adjoint_when_a_run_stalls() {
         "every run must lower Φ"
     );
     assert!(solution.best.total() < solution.initial.total());
+    assert!(
+        seen.windows(2).all(|w| w[1].2 > w[0].2),
+        "evaluations count on across runs"
+    );
+    assert_eq!(seen.last().map(|s| s.2), Some(solution.evaluations));
 
     let no_switch = pinned_problem_with(
         params(2.0),

@@ -277,9 +277,10 @@ impl ControlProblem {
     /// Points where the simulation fails count as infinitely bad (the line search backs
     /// off); other errors abort.
     ///
-    /// With the exact adjoint, a run that stalls (no lower point along its direction, or
-    /// no relative progress) continues from its best point with Wojtan's frozen-Jacobian
-    /// gradient, and the other way round, with the memory cleared: on a sensitive shot
+    /// A run that stalls (no lower point along its direction, or no relative progress)
+    /// continues from its best point with the other adjoint, exact or Wojtan's
+    /// frozen-Jacobian one, with the memory cleared
+    /// ([`ControlSettings::switch_on_stall`]): on a sensitive shot
     /// (a garment swinging with large steps) the exact gradient holds only very close to
     /// the current control, and the frozen one, a smoothed direction, can still make
     /// progress. It ends when both stall at the same point or the iterations run out.
@@ -290,7 +291,9 @@ impl ControlProblem {
     ) -> Result<Solution> {
         let started = Instant::now();
         let exact = std::cell::Cell::new(self.settings.exact_adjoint);
+        // Iterations and evaluations of the runs before the current one.
         let done = std::cell::Cell::new(0usize);
+        let evaluated = std::cell::Cell::new(0usize);
         // Breakdowns of the current iteration's evaluations, to report the accepted one.
         let trials = std::cell::RefCell::new(Vec::<Breakdown>::new());
         let initial = std::cell::Cell::new(None::<Breakdown>);
@@ -323,11 +326,11 @@ impl ControlProblem {
                 iteration: done.get() + info.iteration,
                 breakdown,
                 gradient_norm: info.gradient_norm,
-                evaluations: info.evaluations,
+                evaluations: evaluated.get() + info.evaluations,
                 seconds: started.elapsed().as_secs_f64(),
             })
         };
-        let (mut x, mut evaluations, mut switched) = (vec![0.0; self.variables()], 0, false);
+        let (mut x, mut switched) = (vec![0.0; self.variables()], false);
         let stop = loop {
             let remaining = LbfgsSettings {
                 max_iterations: settings.max_iterations - done.get(),
@@ -335,7 +338,7 @@ impl ControlProblem {
             };
             let m = lbfgs::minimize(x, &remaining, &mut evaluate, &mut report)?;
             x = m.x;
-            evaluations += m.evaluations;
+            evaluated.set(evaluated.get() + m.evaluations);
             done.set(done.get() + m.iterations);
             let stalled = matches!(m.stop, StopReason::LineSearch | StopReason::ObjectiveChange);
             let both_stalled = switched && m.iterations == 0;
@@ -356,7 +359,7 @@ impl ControlProblem {
             initial,
             theta: x,
             iterations: done.get(),
-            evaluations,
+            evaluations: evaluated.get(),
             stop,
         })
     }
