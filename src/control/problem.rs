@@ -279,11 +279,12 @@ impl ControlProblem {
     ///
     /// A run that stalls (no lower point along its direction, or no relative progress)
     /// continues from its best point with the other adjoint, exact or Wojtan's
-    /// frozen-Jacobian one, with the memory cleared
-    /// ([`ControlSettings::switch_on_stall`]): on a sensitive shot
-    /// (a garment swinging with large steps) the exact gradient holds only very close to
-    /// the current control, and the frozen one, a smoothed direction, can still make
-    /// progress. It ends when both stall at the same point or the iterations run out.
+    /// frozen-Jacobian one, with the memory cleared ([`ControlSettings::switch_on_stall`]):
+    /// on a sensitive shot (a garment swinging with large steps) the exact gradient holds
+    /// only very close to the current control, and the frozen one, a smoothed direction,
+    /// can still make progress. The optimisation ends when a run after a hand-over makes
+    /// no progress, when two runs in a row meet the relative tolerance, or when the
+    /// iterations run out.
     pub fn optimise(
         &self,
         settings: &LbfgsSettings,
@@ -331,6 +332,7 @@ impl ControlProblem {
             })
         };
         let (mut x, mut switched) = (vec![0.0; self.variables()], false);
+        let mut previous_converged = false;
         let stop = loop {
             let remaining = LbfgsSettings {
                 max_iterations: settings.max_iterations - done.get(),
@@ -340,8 +342,12 @@ impl ControlProblem {
             x = m.x;
             evaluated.set(evaluated.get() + m.evaluations);
             done.set(done.get() + m.iterations);
+            // Two runs in a row converged by the relative change, or one that made no
+            // progress after a hand-over: both gradients are done here.
             let stalled = matches!(m.stop, StopReason::LineSearch | StopReason::ObjectiveChange);
-            let both_stalled = switched && m.iterations == 0;
+            let converged = m.stop == StopReason::ObjectiveChange;
+            let both_stalled = switched && (m.iterations == 0 || (converged && previous_converged));
+            previous_converged = converged;
             if !stalled || both_stalled || !self.settings.switch_on_stall || !m.value.is_finite() {
                 break m.stop;
             }
