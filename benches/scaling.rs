@@ -17,7 +17,8 @@
 //!
 //! Environment: `DRAPE_SCALING_FRAMES` (frames per size, default 6, at 24 fps from rest),
 //! `DRAPE_SCALING_BUDGET_S` (seconds per size, default 120), `DRAPE_SCALING_SIDES`
-//! (comma-separated side lengths, default 51,71,100,141,173).
+//! (comma-separated side lengths, default 51,71,100,141,173), and the solver overrides of
+//! [`drape::bench::params_from_env`] (`DRAPE_BENCH_PRECONDITIONER`, `DRAPE_BENCH_CG_TOLERANCE`).
 use drape::bench;
 use drape::scene::Material;
 use serde_json::{json, Value};
@@ -75,7 +76,7 @@ fn child(side: usize) {
         &g,
         &[],
         &Material::default(),
-        &bench::default_params(),
+        &bench::params_from_env(),
         24.0,
         frames(),
         budget_s(),

@@ -5,6 +5,7 @@
 //! 900, 2,602 and 7,400 particles took 0.23, 0.46, 2.23 and 10.3 s per frame on a 1998 CPU.
 use crate::error::Result;
 use crate::fixtures::{SheetPlane, SheetSpec};
+use crate::linalg::Preconditioner;
 use crate::model::{ClothModel, UvScale};
 use crate::pipeline::{Simulator, SolverParams};
 use crate::scene::{Body, Garment, Material, UpAxis};
@@ -155,6 +156,34 @@ pub fn sheet(side: usize) -> Garment {
 /// Default solver parameters at 24 fps, Y up.
 pub fn default_params() -> SolverParams {
     SolverParams::new(24.0, UpAxis::Y.vector())
+}
+
+/// [`default_params`] with overrides from the environment, so the benchmarks can compare
+/// settings without a rebuild: `DRAPE_BENCH_PRECONDITIONER` (`jacobi`, `gauss-seidel` or
+/// `ic0`) and `DRAPE_BENCH_CG_TOLERANCE` (ε of the PCG). Unset or unparsable values keep
+/// the default.
+pub fn params_from_env() -> SolverParams {
+    let mut p = default_params();
+    let var = |name: &str| std::env::var(name).ok();
+    if let Some(kind) = var("DRAPE_BENCH_PRECONDITIONER").and_then(|s| parse_preconditioner(&s)) {
+        p.preconditioner = kind;
+    }
+    if let Some(eps) = var("DRAPE_BENCH_CG_TOLERANCE").and_then(|s| s.parse::<f64>().ok()) {
+        if eps.is_finite() && eps > 0.0 {
+            p.cg_tolerance = eps;
+        }
+    }
+    p
+}
+
+/// The preconditioner named `name` (`jacobi`, `gauss-seidel`, `ic0`), if any.
+pub fn parse_preconditioner(name: &str) -> Option<Preconditioner> {
+    match name.trim().to_ascii_lowercase().as_str() {
+        "jacobi" | "block-jacobi" => Some(Preconditioner::BlockJacobi),
+        "gauss-seidel" | "gs" => Some(Preconditioner::BlockGaussSeidel),
+        "ic0" | "ic" => Some(Preconditioner::BlockIncompleteCholesky),
+        _ => None,
+    }
 }
 
 /// Side lengths of the scaling run (issue 8): 51² = 2,601, 71² = 5,041, 100² = 10,000,

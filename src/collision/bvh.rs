@@ -62,7 +62,8 @@ struct Node {
 pub struct Bvh {
     nodes: Vec<Node>,
     order: Vec<usize>,
-    items: Vec<Aabb>,
+    /// Item boxes in tree order (`order`), each with its item index.
+    items: Vec<(Aabb, usize)>,
 }
 
 const LEAF_SIZE: usize = 4;
@@ -132,16 +133,17 @@ impl Bvh {
     }
 
     /// Recomputes every node's box from the items' current boxes (children before parents:
-    /// children always have larger indices than their parent).
+    /// children always have larger indices than their parent). The item boxes are kept in
+    /// tree order, next to their item index, so that a query reads a leaf contiguously.
     pub fn refit(&mut self, boxes: &[Aabb]) {
         self.items.clear();
-        self.items.extend_from_slice(boxes);
+        self.items.extend(self.order.iter().map(|&i| (boxes[i], i)));
         for ni in (0..self.nodes.len()).rev() {
             let node = &self.nodes[ni];
             let bounds = if node.leaf {
-                self.order[node.first..node.first + node.count]
+                self.items[node.first..node.first + node.count]
                     .iter()
-                    .fold(Aabb::empty(), |b, &i| b.merge(&boxes[i]))
+                    .fold(Aabb::empty(), |b, (item, _)| b.merge(item))
             } else {
                 self.nodes[node.first]
                     .bounds
@@ -153,28 +155,43 @@ impl Bvh {
 
     /// Calls `f(item)` for every item whose box overlaps `query` (in tree order).
     pub fn query(&self, query: &Aabb, mut f: impl FnMut(usize)) {
-        if self.order.is_empty() {
+        if self.items.is_empty() {
             return;
         }
-        let mut stack = vec![0usize];
-        while let Some(ni) = stack.pop() {
+        // Depth-first with a fixed stack: median splits keep the depth ≤ log2(items) + 1,
+        // and a depth-first walk holds at most depth + 1 nodes.
+        let mut stack = [0usize; STACK];
+        let mut top: usize = 0;
+        let mut next = Some(0usize).filter(|_| self.nodes[0].bounds.overlaps(query));
+        // Invariant: every node on the stack or in `next` overlaps the query; children are
+        // tested before they are pushed (same visiting order as testing them on pop).
+        while let Some(ni) = next.take().or_else(|| {
+            top = top.checked_sub(1)?;
+            Some(stack[top])
+        }) {
             let node = &self.nodes[ni];
-            if !node.bounds.overlaps(query) {
-                continue;
-            }
             if node.leaf {
-                for &i in &self.order[node.first..node.first + node.count] {
-                    if self.items[i].overlaps(query) {
-                        f(i);
+                for (item, i) in &self.items[node.first..node.first + node.count] {
+                    if item.overlaps(query) {
+                        f(*i);
                     }
                 }
             } else {
-                stack.push(node.first + 1);
-                stack.push(node.first);
+                let (left, right) = (node.first, node.first + 1);
+                if self.nodes[right].bounds.overlaps(query) {
+                    stack[top] = right;
+                    top += 1;
+                }
+                if self.nodes[left].bounds.overlaps(query) {
+                    next = Some(left);
+                }
             }
         }
     }
 }
+
+/// Capacity of the query stack: more than the depth + 1 of any tree over `usize` items.
+const STACK: usize = 2 * usize::BITS as usize;
 
 #[cfg(test)]
 mod tests {

@@ -109,6 +109,18 @@ pub struct SelfCollision {
     previous: Vec<Repulsion>,
     /// Point–triangle springs of the current attempt, kept by [`SelfCollision::accept`].
     pending: Vec<Repulsion>,
+    /// The positions and result of the last [`SelfCollision::detect`] since the last
+    /// accepted step: a rejected step is retried from the same positions, whose detection
+    /// is then reused instead of repeated.
+    last: Option<Detection>,
+}
+
+/// Positions, springs and alterations of one detection.
+#[derive(Debug, Clone)]
+struct Detection {
+    x: Vec<Vec3>,
+    springs: Vec<Repulsion>,
+    alterations: Vec<(usize, Vec3)>,
 }
 
 impl SelfCollision {
@@ -134,6 +146,7 @@ impl SelfCollision {
             distance,
             previous: Vec::new(),
             pending: Vec::new(),
+            last: None,
         }
     }
 
@@ -141,6 +154,7 @@ impl SelfCollision {
     /// the step is accepted; a rejected attempt keeps the older reference).
     pub fn accept(&mut self) {
         self.previous = std::mem::take(&mut self.pending);
+        self.last = None;
     }
 
     /// Repulsion springs for every point–triangle and edge–edge pair closer than the
@@ -149,7 +163,13 @@ impl SelfCollision {
     /// detection whose point is now behind the triangle along the remembered direction
     /// `n` keeps its spring with that `n`, and the point is moved back to distance `d` on
     /// its side (`y_p = (d − C₀) n`, the largest one per point).
+    ///
+    /// Detecting again at the same `x` without an accepted step in between (a rejected
+    /// step retried smaller) returns the previous result without searching.
     pub fn detect(&mut self, x: &[Vec3]) -> (Vec<Repulsion>, Vec<(usize, Vec3)>) {
+        if let Some(last) = self.last.as_ref().filter(|l| l.x == x) {
+            return (last.springs.clone(), last.alterations.clone());
+        }
         let mut springs = self.detect_near(x);
         let d = self.distance;
         let mut alterations: Vec<(usize, Vec3)> = Vec::new();
@@ -175,6 +195,11 @@ impl SelfCollision {
             .filter(|r| r.point_triangle)
             .copied()
             .collect();
+        self.last = Some(Detection {
+            x: x.to_vec(),
+            springs: springs.clone(),
+            alterations: alterations.clone(),
+        });
         (springs, alterations)
     }
 
@@ -292,6 +317,17 @@ fn boxes<const N: usize>(elements: &[[usize; N]], x0: &[Vec3], x1: &[Vec3], r: f
             b.inflate(r)
         })
         .collect()
+}
+
+#[cfg(test)]
+impl SelfCollision {
+    /// A copy that has to search (tests of the cache).
+    fn clone_without_cache(&self) -> SelfCollision {
+        SelfCollision {
+            last: None,
+            ..self.clone()
+        }
+    }
 }
 
 /// `max ‖J_ab − J_baᵀ‖` over the blocks (tests).
@@ -414,6 +450,40 @@ mod tests {
             "y = {y}"
         );
         assert!(springs.iter().any(|r| r.nodes[0] == 8 && r.normal.y > 0.99));
+    }
+
+    #[test]
+    fn a_retried_detection_reuses_the_search_and_accepting_resets_it() {
+        use crate::fixtures::{sheet, SheetPins, SheetPlane, SheetSpec};
+        use crate::model::{ClothModel, UvScale};
+        let g = sheet(&SheetSpec {
+            n: 6,
+            size: 0.1,
+            plane: SheetPlane::Horizontal,
+            pins: SheetPins::None,
+            ..SheetSpec::default()
+        });
+        let model = ClothModel::build(&g, UvScale::Auto, 0.1).unwrap();
+        let mut sc = SelfCollision::new(&model, 0.004);
+        // Fold the last row 2 mm above the first rows, so there are springs to find.
+        let mut x = model.positions.clone();
+        let n = x.len();
+        for p in &mut x[n - 6..] {
+            *p = Vec3::new(p.x, 0.002, -0.05 + 0.01);
+        }
+        let fresh = sc.clone().detect(&x);
+        let first = sc.detect(&x);
+        assert!(!first.0.is_empty());
+        assert_eq!(first, fresh);
+        // Retried at the same positions: same answer, from the cache.
+        assert!(sc.last.is_some());
+        assert_eq!(sc.detect(&x), first);
+        // An accepted step forgets it; other positions search again.
+        sc.accept();
+        assert!(sc.last.is_none());
+        x[0].y += 1e-3;
+        let moved = sc.detect(&x);
+        assert_eq!(moved, sc.clone_without_cache().detect(&x));
     }
 
     #[test]

@@ -33,7 +33,7 @@
 //!
 //! ```text
 //! s  = v̂₁ + h x̂₁
-//! ŵ  = G s                        the same filtered PCG as the forward step, z = 0
+//! ŵ  = G s                        the forward step's filtered PCG (same preconditioner), z = 0
 //! v̂₀ = M ŵ + h (Dₑ − D)ᵀ ŵ
 //! x̂₀ = (I − Y) x̂₁ + h Kₑᵀ ŵ − h Y K ŵ + C (A ŵ − s) / h
 //!      + h ∇ₓ [ŵᵀ D(x) Δv + ŵᵀ K(x) (x₁ − x₀)]
@@ -60,7 +60,10 @@
 //! and lift 2e-6; with frictionless body contact 9e-8; with Coulomb friction 1.6e-3
 //! (cosine 0.99999987; 2.2e-3 without the friction memory).
 use crate::forces::JacobianMode;
-use crate::linalg::pcg::{constraint_forces, modified_pcg, Constraint, PcgScratch, PcgSettings};
+use crate::linalg::pcg::{
+    constraint_forces, modified_pcg_with, Constraint, PcgScratch, PcgSettings,
+};
+use crate::linalg::Preconditioner;
 use crate::model::ClothModel;
 use crate::pipeline::assemble::System;
 use crate::pipeline::{SolverParams, StepRecord};
@@ -72,6 +75,8 @@ pub struct AdjointSolver {
     system: System,
     pcg: PcgScratch,
     settings: PcgSettings,
+    /// The forward solves' preconditioner ([`SolverParams::preconditioner`]).
+    preconditioner: Preconditioner,
     w: Vec<Vec3>,
     /// ∂Φ with respect to what the last step's friction remembered, for the step before.
     friction_seeds: Vec<FrictionSeed>,
@@ -96,6 +101,7 @@ impl AdjointSolver {
                 max_iterations: params.cg_max_iterations,
                 warm_start: false,
             },
+            preconditioner: params.preconditioner,
             w: Vec::new(),
             friction_seeds: Vec::new(),
             exact: true,
@@ -139,11 +145,12 @@ impl AdjointSolver {
             .collect();
         self.w.resize(n, Vec3::zeros());
         let a = &self.system.matrix;
-        let r = modified_pcg(
+        let r = modified_pcg_with(
             a,
             &rhs,
             &filters,
             &self.settings,
+            self.preconditioner,
             &mut self.pcg,
             &mut self.w,
         );

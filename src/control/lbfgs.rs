@@ -83,6 +83,10 @@ pub struct LbfgsSettings {
     /// unless `sᵀy > ε ‖s‖ ‖y‖` (the cosine of the angle between `s` and `y`). Negative
     /// values act as 0 (then only `sᵀy > 0` is required).
     pub curvature_epsilon: f64,
+    /// Stop with [`StopReason::ExhaustedSearch`] after an iteration whose line search ran
+    /// out of evaluations (its lowest point is kept), so that the caller can change the
+    /// model; default false (carry on).
+    pub stop_on_exhausted_search: bool,
 }
 
 impl Default for LbfgsSettings {
@@ -96,6 +100,7 @@ impl Default for LbfgsSettings {
             first_step: 1.0,
             first_step_to_zero: false,
             curvature_epsilon: 1e-10,
+            stop_on_exhausted_search: false,
         }
     }
 }
@@ -115,6 +120,10 @@ pub enum StopReason {
     LineSearch,
     /// `on_iteration` returned [`ControlFlow::Break`].
     Callback,
+    /// A line search used its whole budget and its lowest point (lower than the current
+    /// one) was taken, with [`LbfgsSettings::stop_on_exhausted_search`]: the direction's
+    /// model of the objective fits badly.
+    ExhaustedSearch,
 }
 
 /// One evaluation of the objective: its value and gradient at a point.
@@ -281,6 +290,9 @@ pub fn minimize<E>(
             }
             if flow.is_break() {
                 break StopReason::Callback;
+            }
+            if settings.stop_on_exhausted_search && !strong_wolfe {
+                break StopReason::ExhaustedSearch;
             }
             if iterations >= settings.max_iterations {
                 break StopReason::Iterations;

@@ -277,7 +277,8 @@ impl ControlProblem {
     /// Points where the simulation fails count as infinitely bad (the line search backs
     /// off); other errors abort.
     ///
-    /// A run that stalls (no lower point along its direction, or no relative progress)
+    /// A run that stalls (no lower point along its direction, a line search that used its
+    /// whole budget, or no relative progress)
     /// continues from its best point with the other adjoint, exact or Wojtan's
     /// frozen-Jacobian one, with the memory cleared ([`ControlSettings::switch_on_stall`]):
     /// on a sensitive shot (a garment swinging with large steps) the exact gradient holds
@@ -336,6 +337,8 @@ impl ControlProblem {
         let stop = loop {
             let remaining = LbfgsSettings {
                 max_iterations: settings.max_iterations - done.get(),
+                stop_on_exhausted_search: settings.stop_on_exhausted_search
+                    || self.settings.switch_on_stall,
                 ..*settings
             };
             let m = lbfgs::minimize(x, &remaining, &mut evaluate, &mut report)?;
@@ -344,7 +347,10 @@ impl ControlProblem {
             done.set(done.get() + m.iterations);
             // Two runs in a row converged by the relative change, or one that made no
             // progress after a hand-over: both gradients are done here.
-            let stalled = matches!(m.stop, StopReason::LineSearch | StopReason::ObjectiveChange);
+            let stalled = matches!(
+                m.stop,
+                StopReason::LineSearch | StopReason::ObjectiveChange | StopReason::ExhaustedSearch
+            );
             let converged = m.stop == StopReason::ObjectiveChange;
             let both_stalled = switched && (m.iterations == 0 || (converged && previous_converged));
             previous_converged = converged;

@@ -77,15 +77,7 @@ pub fn condition_forces<const N: usize, const M: usize>(
         for (f, g) in out.f.iter_mut().zip(dc) {
             *f -= s * g;
         }
-        // Coefficient of ∂²C_m in −∂f/∂x: k C_m (unless clamped) + k_d Ċ_m; in Definite
-        // mode only the tension term k C_m of a stretch component with C_m > 0.
-        let h = match mode {
-            JacobianMode::Exact => s,
-            JacobianMode::System if clamp_compression[m] && c < 0.0 => kd * cdot[m],
-            JacobianMode::System => s,
-            JacobianMode::Definite if clamp_compression[m] && c > 0.0 => k * c,
-            JacobianMode::Definite => 0.0,
-        };
+        let h = hessian_coefficient(mode, clamp_compression[m], c, k, kd * cdot[m]);
         // ∂Ċ_m/∂x_j, only needed for the exact (asymmetric) damping term.
         let mut dcdot = [Vec3::zeros(); N];
         if exact && kd != 0.0 {
@@ -108,4 +100,47 @@ pub fn condition_forces<const N: usize, const M: usize>(
         }
     }
     out
+}
+
+/// Coefficient of `∂²C_m` in `−∂f/∂x` for a component with value `c`, stiffness `k` and
+/// damping term `k_d Ċ_m = damping`: `k C_m + k_d Ċ_m`, except that [`JacobianMode::System`]
+/// drops `k C_m` of a compressed (`clamp`, `C_m < 0`) component and
+/// [`JacobianMode::Definite`] keeps only the tension term `k C_m` of a stretched (`clamp`,
+/// `C_m > 0`) one.
+#[inline]
+pub(crate) fn hessian_coefficient(
+    mode: JacobianMode,
+    clamp: bool,
+    c: f64,
+    k: f64,
+    damping: f64,
+) -> f64 {
+    match mode {
+        JacobianMode::Exact => k * c + damping,
+        JacobianMode::System if clamp && c < 0.0 => damping,
+        JacobianMode::System => k * c + damping,
+        JacobianMode::Definite if clamp && c > 0.0 => k * c,
+        JacobianMode::Definite => 0.0,
+    }
+}
+
+/// `max |a − b| / max |b|` over the forces and Jacobian blocks of two evaluations of the
+/// same element (tests of the structured fast paths against [`condition_forces`]).
+#[cfg(test)]
+pub(crate) fn max_relative_difference<const N: usize>(
+    a: &ElementForces<N>,
+    b: &ElementForces<N>,
+) -> f64 {
+    let mut num: f64 = 0.0;
+    let mut den: f64 = 0.0;
+    for i in 0..N {
+        num = num.max((a.f[i] - b.f[i]).amax());
+        den = den.max(b.f[i].amax());
+        for j in 0..N {
+            num = num.max((a.dfdx[i][j] - b.dfdx[i][j]).amax());
+            num = num.max((a.dfdv[i][j] - b.dfdv[i][j]).amax());
+            den = den.max(b.dfdx[i][j].amax()).max(b.dfdv[i][j].amax());
+        }
+    }
+    num / den.max(f64::MIN_POSITIVE)
 }

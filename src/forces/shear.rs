@@ -8,7 +8,7 @@
 //!
 //! `a` rest area (m²), `w_u`, `w_v`, `du`, `dv` from [`Deformation`] (Baraff eq. 9). `C`
 //! is zero when the u and v material directions stay orthogonal; no clamping.
-use super::condition::{condition_forces, ConditionEval};
+use super::condition::{hessian_coefficient, ConditionEval};
 use super::deformation::Deformation;
 use super::{ElementForces, JacobianMode};
 use crate::model::TriangleRest;
@@ -39,6 +39,107 @@ pub fn shear(
     kd: f64,
     mode: JacobianMode,
 ) -> ElementForces<3> {
-    let eval = shear_condition(x, rest);
-    condition_forces(&eval, v, k, kd, [false], mode)
+    let mut out = ElementForces::zero();
+    add_shear(&mut out, x, v, rest, k, kd, mode);
+    out
+}
+
+/// Adds the shear force and Jacobians of one triangle to `out`: the result of
+/// [`condition_forces`] on [`shear_condition`] (to rounding), with the diagonal Hessian
+/// blocks applied as scalars. With `g_i = ∂C/∂x_i`, `v_u = Σ_l du_l v_l`,
+/// `v_v = Σ_l dv_l v_l` and `h` the coefficient of `∂²C` chosen by `mode`:
+///
+/// ```text
+/// f_i        = −(k C + k_d Ċ) g_i,                  Ċ = Σ_l g_l·v_l
+/// ∂f_i/∂x_j  = −( k g_i g_jᵀ + h a (du_i dv_j + du_j dv_i) I
+///               [+ k_d a g_i (dv_j v_u + du_j v_v)ᵀ  (Exact)] )
+/// ∂f_i/∂v_j  = −k_d g_i g_jᵀ
+/// ```
+///
+/// [`condition_forces`]: super::condition::condition_forces
+pub fn add_shear(
+    out: &mut ElementForces<3>,
+    x: &[Vec3; 3],
+    v: &[Vec3; 3],
+    rest: &TriangleRest,
+    k: f64,
+    kd: f64,
+    mode: JacobianMode,
+) {
+    let def = Deformation::new(x, rest);
+    let a = rest.area;
+    let (du, dv) = (def.du, def.dv);
+    let c = a * def.wu.dot(&def.wv);
+    let g: [Vec3; 3] = std::array::from_fn(|i| a * (du[i] * def.wv + dv[i] * def.wu));
+    let cdot: f64 = g.iter().zip(v).map(|(gi, vi)| gi.dot(vi)).sum();
+    let s = k * c + kd * cdot;
+    let h = hessian_coefficient(mode, false, c, k, kd * cdot);
+    let exact = mode == JacobianMode::Exact && kd != 0.0;
+    let (vu, vv) = if exact {
+        (
+            du[0] * v[0] + du[1] * v[1] + du[2] * v[2],
+            dv[0] * v[0] + dv[1] * v[1] + dv[2] * v[2],
+        )
+    } else {
+        (Vec3::zeros(), Vec3::zeros())
+    };
+    for i in 0..3 {
+        out.f[i] -= s * g[i];
+        for j in 0..3 {
+            let outer = g[i] * g[j].transpose();
+            let mut kij = k * outer;
+            let diag = h * (a * (du[i] * dv[j] + du[j] * dv[i]));
+            for r in 0..3 {
+                kij[(r, r)] += diag;
+            }
+            if exact {
+                kij += (kd * a) * g[i] * (dv[j] * vu + du[j] * vv).transpose();
+            }
+            out.dfdx[i][j] -= kij;
+            out.dfdv[i][j] -= kd * outer;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::forces::condition::{condition_forces, max_relative_difference};
+    use crate::forces::tests::Rng;
+    use crate::Vec2;
+
+    #[test]
+    fn structured_shear_equals_the_generic_condition_forces_in_every_mode() {
+        let mut rng = Rng::new(82);
+        let mut worst: f64 = 0.0;
+        for case in 0..200 {
+            let x: [Vec3; 3] = rng.vecs(0.1);
+            let v: [Vec3; 3] = rng.vecs(1.0);
+            let Some(rest) = TriangleRest::new([
+                Vec2::new(0.0, 0.0),
+                Vec2::new(rng.range(0.05, 0.1), 0.0),
+                Vec2::new(rng.range(-0.02, 0.05), rng.range(0.05, 0.1)),
+            ]) else {
+                continue;
+            };
+            let k = rng.range(1e1, 1e3);
+            let kd = if case % 3 == 0 {
+                0.0
+            } else {
+                rng.range(0.1, 10.0)
+            };
+            for mode in [
+                JacobianMode::System,
+                JacobianMode::Definite,
+                JacobianMode::Exact,
+            ] {
+                let eval = shear_condition(&x, &rest);
+                let generic = condition_forces(&eval, &v, k, kd, [false], mode);
+                let fast = shear(&x, &v, &rest, k, kd, mode);
+                worst = worst.max(max_relative_difference(&fast, &generic));
+            }
+        }
+        eprintln!("shear: structured vs generic, max relative difference {worst:.2e}");
+        assert!(worst < 1e-12, "{worst}");
+    }
 }

@@ -192,7 +192,8 @@ fn index_constraints(n: usize, constraints: &[Constraint], of: &mut Vec<u32>) {
 ///
 /// A particle listed twice takes its later constraint.
 ///
-/// Uses the default [`Preconditioner`]; [`modified_pcg_with`] chooses it.
+/// Always block Jacobi (Baraff's, bit-identical to before IC(0) became the default of
+/// [`Preconditioner`]); [`modified_pcg_with`] chooses the preconditioner.
 ///
 /// # Panics
 /// If `b` or `dv` does not have one entry per row of `A`, or a constraint names a particle
@@ -205,7 +206,7 @@ pub fn modified_pcg(
     scratch: &mut PcgScratch,
     dv: &mut [Vec3],
 ) -> PcgResult {
-    let p = Preconditioner::default();
+    let p = Preconditioner::BlockJacobi;
     modified_pcg_with(a, b, constraints, settings, p, scratch, dv)
 }
 

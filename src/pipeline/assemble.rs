@@ -12,9 +12,9 @@
 //! any thread count.
 use crate::collision::self_contact::{repulsion_forces, Repulsion};
 use crate::forces::external::{drag, gravity, lift};
-use crate::forces::shear::shear;
+use crate::forces::shear::add_shear;
 use crate::forces::spring::{spring, SpringParams};
-use crate::forces::stretch::{stretch, StretchParams};
+use crate::forces::stretch::{add_stretch, StretchParams};
 use crate::forces::{bend::bend, ElementForces, JacobianMode};
 use crate::linalg::assembly::ElementSet;
 use crate::linalg::{AssemblyPlan, BlockCsr};
@@ -253,7 +253,7 @@ impl System {
             wind,
             mode,
         };
-        self.gather_elements(&state, &TransposeProduct { w })
+        self.gather_elements(&state, &TransposeProduct { w, velocity: false })
     }
 
     /// Lets `writer` fill every element's vector slots at `state` and sums them per
@@ -287,13 +287,11 @@ impl System {
                 let xs = tri.map(|i| x[i]);
                 let vs = tri.map(|i| v[i]);
                 let (sp, ks, kds) = &coeff.triangles[t];
-                let mut e = if continuum {
-                    let mut e = stretch(&xs, &vs, rest, sp, mode);
-                    e.add(&shear(&xs, &vs, rest, *ks, *kds, mode));
-                    e
-                } else {
-                    ElementForces::zero()
-                };
+                let mut e = ElementForces::zero();
+                if continuum {
+                    add_stretch(&mut e, &xs, &vs, rest, sp, mode);
+                    add_shear(&mut e, &xs, &vs, rest, *ks, *kds, mode);
+                }
                 if coeff.drag > 0.0 {
                     e.add(&drag(&xs, &vs, rest.area, coeff.drag, wind, mode));
                 }
@@ -461,9 +459,11 @@ impl ElementWriter for SystemWriter<'_> {
     }
 }
 
-/// `(∂f/∂x)ᵀ w` per element: entry `a` is `Σ_b (∂f_b/∂x_a)ᵀ w_b`.
+/// `(∂f/∂x)ᵀ w` per element: entry `a` is `Σ_b (∂f_b/∂x_a)ᵀ w_b`; `(∂f/∂v)ᵀ w` with
+/// `velocity`.
 struct TransposeProduct<'a> {
     w: &'a [Vec3],
+    velocity: bool,
 }
 
 impl ElementWriter for TransposeProduct<'_> {
@@ -474,9 +474,10 @@ impl ElementWriter for TransposeProduct<'_> {
         _blocks: &mut [Mat3],
         rhs: &mut [Vec3],
     ) {
+        let jacobian = if self.velocity { &e.dfdv } else { &e.dfdx };
         for (a, r) in rhs.iter_mut().enumerate().take(N) {
             *r = (0..N)
-                .map(|b| e.dfdx[b][a].transpose() * self.w[nodes[b]])
+                .map(|b| jacobian[b][a].transpose() * self.w[nodes[b]])
                 .sum();
         }
     }

@@ -60,9 +60,13 @@ pub struct SolverParams {
     /// Smallest time step (s) the adaptive control may reach before the simulation is
     /// declared failed (exit 3). Default 1e-5 s.
     pub min_step: f64,
-    /// Relative tolerance ε of the modified PCG (Baraff §5.3: stop when δ ≤ ε² δ₀).
-    /// Default 1e-4: on the 2,500-particle two-corner sheet it moves no particle by more
-    /// than 0.7 mm against 1e-5 mid-swing, at 0.7× the CG iterations; 1e-3 moves 7 mm.
+    /// Relative tolerance ε of the modified PCG (Baraff §5.3: stop when δ ≤ ε² δ₀, δ in
+    /// the block-Jacobi norm whatever the preconditioner, see [`crate::linalg::pcg`]).
+    /// Default 1e-5, chosen with the default block IC(0) preconditioner: on the
+    /// 2,601-particle two-corner sheet it ends 12 frames within 0.12 mm of a 1e-9 solve
+    /// (block Jacobi at 1e-4, the previous default, 0.10 mm). IC(0) at 1e-4 takes 44%
+    /// fewer CG iterations (61 vs 108 per step) but drifts 3.0 mm; 1e-3 moves several
+    /// centimetres.
     pub cg_tolerance: f64,
     /// Start each PCG solve from the previous step's Δv in the free directions. Default
     /// false: on the 2,500-particle two-corner sheet it takes 20% fewer CG iterations (86k
@@ -73,14 +77,28 @@ pub struct SolverParams {
     /// Iteration cap of one PCG solve. Default 5000; a solve that hits it rejects the step
     /// (retried at half the size, where the system is better conditioned).
     pub cg_max_iterations: usize,
-    /// Preconditioner of the PCG ([`crate::linalg::precond`]). Default block Jacobi (Baraff
-    /// §5.3). Block incomplete Cholesky IC(0) takes 11× fewer CG iterations on the
-    /// 2,601-particle two-corner sheet (46 vs 526 per step over 24 frames) and 17× fewer on
-    /// the fig.-1 drape (23 vs 399) at about 2.5× the work per iteration, but leaves a
-    /// larger error at the same `cg_tolerance` (3.1 vs 0.1 mm on the sheet after 12 frames
-    /// against a 1e-8 solve; 0.1 mm at 1e-5), and the hanging sheet piling up on the floor
-    /// (tests/self_collision.rs) then fails with cloth inside the floor, so it stays an
-    /// option until that is understood. Symmetric Gauss–Seidel lies between (165, 90).
+    /// Preconditioner of the PCG ([`crate::linalg::precond`]). Default block incomplete
+    /// Cholesky IC(0), measured against block Jacobi (Baraff §5.3, the default before) on
+    /// the two-corner sheet (4 frames from rest, 2.25 steps per frame for both, machine
+    /// shared with another engineer's builds):
+    ///
+    /// ```text
+    /// particles                     2,601   5,041   10,000   19,881   29,929
+    /// IC(0), ε = 1e-5   CG/step       159     203      308      437      557
+    ///                   ms/frame      158     263    1,054    4,295    8,125
+    /// IC(0), ε = 1e-4   CG/step        89     130      186      267      333
+    ///                   ms/frame      100     229      611    2,260    4,568
+    /// Jacobi, ε = 1e-4  CG/step       567     828    1,210    1,837    2,359
+    ///                   ms/frame      199     448    1,165    5,410   12,126
+    /// ```
+    /// At the default ε the error after 12 frames is that of block Jacobi at 1e-4 (see
+    /// [`SolverParams::cg_tolerance`]). IC(0) costs about 3x more per iteration (sequential
+    /// sweeps of single-precision factors) but needs 3.5-4x fewer iterations; its count
+    /// still grows about as √n. On the fig.-1 drape over a sphere it takes 40 CG per step
+    /// against 399 (23 at ε = 1e-4). Symmetric block Gauss–Seidel lies between. (The floor pile-up of
+    /// tests/self_collision.rs, which failed with IC(0) before, failed because a body
+    /// contact's position alteration could pull a particle through cloth lying on the body
+    /// without the crossing check seeing it; see `Simulator::check_and_commit`.)
     pub preconditioner: crate::linalg::Preconditioner,
     /// Largest change of any triangle's stretch ‖w_u‖ or ‖w_v‖ within one step before the
     /// step is rejected and retried at half the size (Baraff §7). Dimensionless strain;
@@ -133,7 +151,7 @@ impl SolverParams {
         SolverParams {
             max_step: 1.0 / fps,
             min_step: 1e-5,
-            cg_tolerance: 1e-4,
+            cg_tolerance: 1e-5,
             cg_max_iterations: 5000,
             cg_warm_start: false,
             preconditioner: crate::linalg::Preconditioner::default(),

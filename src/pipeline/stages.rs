@@ -228,6 +228,12 @@ impl Simulator {
     /// `integrators::checks_stretch_jumps`), a
     /// particle ends inside a body, or a particle passes through the cloth (unless
     /// `tolerate_crossing`). Returns whether an accepted step had a crossing.
+    ///
+    /// The crossing check follows each particle from `x₀ + y` to `x₁`, except that a
+    /// particle in body contact starts at `x₀`: its alteration `y = (τ − d₀) n` (§6.2) can
+    /// pull it down onto the body through cloth already lying there, and such a step is
+    /// rejected (retried smaller, where the prediction may not reach the body and the
+    /// repulsion springs keep the layers apart).
     pub(super) fn check_and_commit(
         &mut self,
         x_new: Vec<Vec3>,
@@ -264,7 +270,16 @@ impl Simulator {
         let mut crossed = false;
         if let Some(sc) = &mut self.self_collision {
             let clock = Instant::now();
-            let crosses = sc.crosses(&shifted, &x_new);
+            // The path of a body contact starts before its alteration: `y = (τ − d₀) n`
+            // also pulls a particle approaching the body down onto it, and in a pile of
+            // cloth on the floor that can pass through the layer already lying there.
+            // (A self-collision alteration is itself the repair of a crossing, so the
+            // path starts after it.)
+            let mut start = shifted;
+            for c in &self.contacts.contacts {
+                start[c.particle] = self.x[c.particle];
+            }
+            let crosses = sc.crosses(&start, &x_new);
             self.collision_time[1] += clock.elapsed().as_secs_f64();
             if crosses {
                 if !tolerate_crossing {

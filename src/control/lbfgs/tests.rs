@@ -622,3 +622,34 @@ proptest::proptest! {
         r.assert_monotone();
     }
 }
+
+#[test]
+fn exhausted_search_stops_only_when_asked() {
+    // One evaluation per search and a tiny first step: the trial lowers the objective but
+    // misses the curvature condition, so every search runs out with a decrease.
+    let settings = |stop| LbfgsSettings {
+        max_iterations: 5,
+        max_evaluations_per_search: 1,
+        first_step: 1e-3,
+        stop_on_exhausted_search: stop,
+        ..LbfgsSettings::default()
+    };
+    let stopping = run(
+        rosenbrock_start(2),
+        &settings(true),
+        |x| Some(rosenbrock(x)),
+        None,
+    );
+    let m = &stopping.minimum;
+    assert_eq!((m.iterations, m.stop), (1, StopReason::ExhaustedSearch));
+    assert!(m.value < rosenbrock(&rosenbrock_start(2)).value);
+    assert!(!stopping.iterates[0].0.strong_wolfe);
+    let going = run(
+        rosenbrock_start(2),
+        &settings(false),
+        |x| Some(rosenbrock(x)),
+        None,
+    );
+    assert_eq!(going.minimum.iterations, 5);
+    assert_eq!(going.minimum.stop, StopReason::Iterations);
+}

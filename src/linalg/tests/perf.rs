@@ -120,3 +120,63 @@ fn perf_report() {
         }
     });
 }
+
+/// `cargo test --release --lib linalg::tests::perf::assembly_report -- --ignored --nocapture`:
+/// milliseconds per [`System::assemble`](crate::pipeline::assemble::System) of the
+/// 2,601-particle fig.-1 sheet, crumpled by a smooth displacement so that every force is
+/// active, on one thread (`DRAPE_PERF_ASSEMBLIES` repetitions, default 200).
+#[test]
+#[ignore]
+fn assembly_report() {
+    use crate::forces::JacobianMode;
+    use crate::pipeline::assemble::System;
+    use crate::Vec3;
+    let reps: usize = env_or("DRAPE_PERF_ASSEMBLIES", 200);
+    let material = Material::default();
+    let (garment, _) = bench::drape_over_sphere(51);
+    let model = ClothModel::build(&garment, UvScale::Auto, material.density).expect("model");
+    let x: Vec<Vec3> = (model.positions.iter())
+        .map(|p| p + 0.02 * Vec3::new((9.0 * p.z).sin(), (7.0 * p.x).cos(), (5.0 * p.x).sin()))
+        .collect();
+    let v: Vec<Vec3> = x.iter().map(|p| Vec3::new(p.z, -p.x, 0.3 * p.y)).collect();
+    let y = vec![Vec3::zeros(); x.len()];
+    let mut system = System::new(&model, &material);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("thread pool");
+    pool.install(|| {
+        let g = Vec3::new(0.0, -9.81, 0.0);
+        let h = 1.0 / 24.0;
+        system.assemble(
+            &model,
+            &x,
+            &v,
+            &y,
+            h,
+            g,
+            Vec3::zeros(),
+            JacobianMode::System,
+        );
+        let started = Instant::now();
+        for _ in 0..reps {
+            system.assemble(
+                &model,
+                &x,
+                &v,
+                &y,
+                h,
+                g,
+                Vec3::zeros(),
+                JacobianMode::System,
+            );
+        }
+        let ms = 1000.0 * started.elapsed().as_secs_f64() / reps as f64;
+        let checksum: f64 = system.matrix.values.iter().map(|m| m.sum()).sum::<f64>()
+            + system.rhs.iter().map(|b| b.sum()).sum::<f64>();
+        println!(
+            "ASSEMBLY n={} {ms:.3} ms per assembly (1 thread), checksum {checksum:.12e}",
+            x.len()
+        );
+    });
+}

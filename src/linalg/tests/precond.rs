@@ -33,13 +33,13 @@ fn dense_filtered(a: &BlockCsr, constraints: &[Constraint]) -> DMatrix<f64> {
     &s * dense(a) * &s + (id - &s)
 }
 
-/// Factors `a` under `constraints` as `kind`.
+/// Factors `a` under `constraints` as `kind`, sweeping in double precision.
 fn factor(a: &BlockCsr, constraints: &[Constraint], kind: Preconditioner) -> TriangularFactor {
     let mut filters: Vec<Option<Mat3>> = vec![None; a.n()];
     for c in constraints {
         filters[c.particle] = Some(c.filter);
     }
-    let mut f = TriangularFactor::default();
+    let mut f = TriangularFactor::double_precision();
     assert!(f.factor(a, |i| filters[i], kind));
     f
 }
@@ -368,5 +368,36 @@ fn tolerance_means_the_same_block_jacobi_residual_for_every_preconditioner() {
         );
         assert!(res.relative_residual <= 1e-6);
         assert!(rel <= 1.01e-6, "{p:?}: true residual {rel}");
+    }
+}
+
+#[test]
+fn single_precision_sweeps_stay_within_float_rounding_of_the_exact_factor() {
+    // The default factor sweeps with its blocks rounded to f32 (half the memory traffic):
+    // P⁻¹ must differ from the double-precision one only by that rounding, and stay
+    // symmetric positive definite.
+    let (a, _) = spd_system(6, 5, 2.0, 61);
+    let n = a.n();
+    let mut rng = Rng::new(62);
+    let constraints = mixed_constraints(n, 4, &mut rng);
+    for kind in [
+        Preconditioner::BlockGaussSeidel,
+        Preconditioner::BlockIncompleteCholesky,
+    ] {
+        let exact = dense_inverse(&factor(&a, &constraints, kind), n);
+        let mut filters: Vec<Option<Mat3>> = vec![None; n];
+        for c in &constraints {
+            filters[c.particle] = Some(c.filter);
+        }
+        let mut single = TriangularFactor::default();
+        assert!(single.factor(&a, |i| filters[i], kind));
+        let rounded = dense_inverse(&single, n);
+        let err = (&rounded - &exact).amax() / exact.amax();
+        let asym = (&rounded - rounded.transpose()).amax() / exact.amax();
+        let sym = (&rounded + rounded.transpose()) * 0.5;
+        eprintln!("{kind:?}: f32 sweeps, max |ΔP⁻¹| = {err:.2e}, asymmetry {asym:.2e} (relative)");
+        assert!(err > 0.0 && err < 1e-5, "{err}");
+        assert!(asym < 1e-5, "{asym}");
+        assert!(sym.cholesky().is_some(), "P⁻¹ stays positive definite");
     }
 }

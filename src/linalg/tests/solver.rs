@@ -2,7 +2,7 @@
 use super::{dense, flat, spd_system, spring_system, unflat, Rng};
 use crate::linalg::pcg::constraint_forces;
 use crate::linalg::{
-    modified_pcg, modified_pcg_with, BlockCsr, Constraint, PcgScratch, PcgSettings, Preconditioner,
+    modified_pcg_with, BlockCsr, Constraint, PcgScratch, PcgSettings, Preconditioner,
 };
 use crate::{Mat3, Vec3};
 use nalgebra::{DMatrix, DVector};
@@ -349,11 +349,13 @@ fn warm_start_reaches_the_same_solution_in_fewer_iterations_and_keeps_z() {
         max_iterations: 1000,
         warm_start: true,
     };
-    let warm_res = modified_pcg(
+    // The same preconditioner as the cold `solve`.
+    let warm_res = modified_pcg_with(
         &a,
         &b,
         &constraints,
         &settings,
+        Preconditioner::default(),
         &mut PcgScratch::default(),
         &mut dv,
     );

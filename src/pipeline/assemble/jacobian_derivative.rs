@@ -5,7 +5,7 @@
 //! ∇ₓ [λᵀ D(x) a + λᵀ K(x) b]        definite Jacobians (forces::jacobian_derivative)
 //! (∂f/∂v − D)ᵀ λ                      the velocity Jacobian the system leaves out (lift)
 //! ```
-use super::{ElementWriter, State, System};
+use super::{State, System, TransposeProduct};
 use crate::forces::bend::bend_condition;
 use crate::forces::external::drag_jacobian_gradient;
 use crate::forces::jacobian_derivative::{
@@ -13,10 +13,10 @@ use crate::forces::jacobian_derivative::{
 };
 use crate::forces::shear::shear_condition;
 use crate::forces::stretch::stretch_condition;
-use crate::forces::{ElementForces, JacobianMode};
+use crate::forces::JacobianMode;
 use crate::model::ClothModel;
 use crate::pipeline::params::ForceModel;
-use crate::{Mat3, Vec3};
+use crate::Vec3;
 use rayon::prelude::*;
 
 impl System {
@@ -115,30 +115,12 @@ impl System {
             wind,
             mode,
         };
-        let writer = VelocityTransposeProduct { w: lambda };
+        let writer = TransposeProduct {
+            w: lambda,
+            velocity: true,
+        };
         let exact = self.gather_elements(&state(JacobianMode::Exact), &writer);
         let system = self.gather_elements(&state(mode), &writer);
         Some(exact.iter().zip(&system).map(|(e, s)| e - s).collect())
-    }
-}
-
-/// `(∂f/∂v)ᵀ w` per element: entry `a` is `Σ_b (∂f_b/∂v_a)ᵀ w_b`.
-struct VelocityTransposeProduct<'a> {
-    w: &'a [Vec3],
-}
-
-impl ElementWriter for VelocityTransposeProduct<'_> {
-    fn write<const N: usize>(
-        &self,
-        e: &ElementForces<N>,
-        nodes: [usize; N],
-        _blocks: &mut [Mat3],
-        rhs: &mut [Vec3],
-    ) {
-        for (a, r) in rhs.iter_mut().enumerate().take(N) {
-            *r = (0..N)
-                .map(|b| e.dfdv[b][a].transpose() * self.w[nodes[b]])
-                .sum();
-        }
     }
 }
