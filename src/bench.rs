@@ -160,18 +160,24 @@ pub fn default_params() -> SolverParams {
 
 /// [`default_params`] with overrides from the environment, so the benchmarks can compare
 /// settings without a rebuild: `DRAPE_BENCH_PRECONDITIONER` (`jacobi`, `gauss-seidel` or
-/// `ic0`) and `DRAPE_BENCH_CG_TOLERANCE` (ε of the PCG). Unset or unparsable values keep
-/// the default.
+/// `ic0`), `DRAPE_BENCH_CG_TOLERANCE` (ε of the PCG) and `DRAPE_BENCH_MAX_STRETCH_CHANGE`
+/// (the stretch-jump limit of a step). Unset or unparsable values keep the default.
 pub fn params_from_env() -> SolverParams {
     let mut p = default_params();
     let var = |name: &str| std::env::var(name).ok();
     if let Some(kind) = var("DRAPE_BENCH_PRECONDITIONER").and_then(|s| parse_preconditioner(&s)) {
         p.preconditioner = kind;
     }
-    if let Some(eps) = var("DRAPE_BENCH_CG_TOLERANCE").and_then(|s| s.parse::<f64>().ok()) {
-        if eps.is_finite() && eps > 0.0 {
-            p.cg_tolerance = eps;
-        }
+    let positive = |name: &str| {
+        var(name)
+            .and_then(|s| s.parse::<f64>().ok())
+            .filter(|x| x.is_finite() && *x > 0.0)
+    };
+    if let Some(eps) = positive("DRAPE_BENCH_CG_TOLERANCE") {
+        p.cg_tolerance = eps;
+    }
+    if let Some(limit) = positive("DRAPE_BENCH_MAX_STRETCH_CHANGE") {
+        p.max_stretch_change = limit;
     }
     p
 }
