@@ -117,21 +117,7 @@ fn sheet_folded_over_a_rod_never_passes_through_itself() {
 
 #[test]
 fn hanging_sheet_dropped_on_the_floor_piles_up_without_passing_through_itself() {
-    let mut g = sheet(&SheetSpec {
-        name: "Drop".into(),
-        n: 16,
-        size: 0.5,
-        plane: SheetPlane::Vertical,
-        uv: SheetUv::Unit,
-        pins: SheetPins::None,
-        seam: false,
-        offset: Vec3::new(0.0, 0.02, 0.0),
-    });
-    // A slight wave so it buckles instead of standing compressed in its plane.
-    for p in &mut g.positions {
-        p.z += 0.02 * (7.0 * p.y).sin();
-    }
-    let floor = bodies::inclined_plane(Vec3::zeros(), 2.0, 0.0, 4);
+    let (g, floor) = drape::fixtures::dropped_sheet_and_floor();
     let (steps, contacts, self_contacts) = run(&g, &[floor], 36, Vec3::zeros());
     println!("floor: {steps} steps over 36 frames, {contacts} floor contacts, up to {self_contacts} self-contact springs");
     assert!(contacts > 50 && self_contacts > 0);

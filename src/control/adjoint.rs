@@ -240,7 +240,7 @@ fn friction_seeds(rec: &StepRecord, lambda: &[Vec3]) -> Vec<FrictionSeed> {
         .map(|(&(i, k, f0), src)| {
             let dr = (k * rec.dv[i] - f0) * (rec.h / src.normal_force);
             let slow = k == Mat3::zeros();
-            let normal = (rec.contact_normals.iter()).find(|c| c.0 == i).map(|c| c.1);
+            let normal = rec.contact_of(i).map(|j| rec.contact_normals[j].1);
             let direction = match normal {
                 Some(n) if slow => {
                     let l = lambda[i] - n * n.dot(&lambda[i]);
@@ -277,7 +277,7 @@ fn friction_memory_adjoint(
     let mut e_hat = vec![Vec3::zeros(); rec.x.len()];
     for seed in seeds {
         let i = seed.particle;
-        let Some(j) = rec.contact_normals.iter().position(|c| c.0 == i) else {
+        let Some(j) = rec.contact_of(i) else {
             continue;
         };
         let n = rec.contact_normals[j].1;

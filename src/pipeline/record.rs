@@ -62,6 +62,13 @@ impl StepRecord {
             + self.contact_velocities.len() * size_of::<Vec3>()
     }
 
+    /// Index in `contact_normals` (and the body-contact constraints) of particle `i`'s
+    /// contact, if it has one. Contacts come one per particle in particle order
+    /// (`BodyContacts::detect`), so this is a binary search.
+    pub fn contact_of(&self, i: usize) -> Option<usize> {
+        self.contact_normals.binary_search_by_key(&i, |c| c.0).ok()
+    }
+
     /// The dense position alteration `y` (m).
     pub fn y_dense(&self) -> Vec<Vec3> {
         let mut y = vec![Vec3::zeros(); self.x.len()];

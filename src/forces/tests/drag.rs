@@ -24,20 +24,7 @@ fn drag_matches_finite_differences_and_independent_force() {
                 &v,
                 fd_step_velocity(&v),
             );
-            record(
-                &mut err_x,
-                rel_err(&flat(&exact.dfdx), &flat(&jx)),
-                FD_TOL,
-                "dfdx",
-                &name,
-            );
-            record(
-                &mut err_v,
-                rel_err(&flat(&exact.dfdv), &flat(&jv)),
-                FD_TOL,
-                "dfdv",
-                &name,
-            );
+            record_jacobians((&mut err_x, &mut err_v), &exact, (&jx, &jv), FD_TOL, &name);
 
             // Independent force: normal from another corner, total split in thirds.
             let n = (x[0] - x[2]).cross(&(x[1] - x[2])).normalize();

@@ -191,6 +191,31 @@ pub struct Stats {
     pub momentum: f64,
 }
 
+/// Asserts that `exact`'s Jacobians match the difference Jacobians `jx` (positions) and
+/// `jv` (velocities) within `tol`, and records the errors in `err_x`, `err_v`.
+pub fn record_jacobians<const N: usize>(
+    (err_x, err_v): (&mut f64, &mut f64),
+    exact: &ElementForces<N>,
+    (jx, jv): (&[[Mat3; N]; N], &[[Mat3; N]; N]),
+    tol: f64,
+    case: &str,
+) {
+    record(
+        err_x,
+        rel_err(&flat(&exact.dfdx), &flat(jx)),
+        tol,
+        "dfdx",
+        case,
+    );
+    record(
+        err_v,
+        rel_err(&flat(&exact.dfdv), &flat(jv)),
+        tol,
+        "dfdv",
+        case,
+    );
+}
+
 /// Asserts `err < tol` and records it in `slot`.
 pub fn record(slot: &mut f64, err: f64, tol: f64, what: &str, case: &str) {
     assert!(

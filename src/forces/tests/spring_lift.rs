@@ -37,20 +37,7 @@ fn spring_matches_finite_differences_and_hookes_law() {
         // The force is affine in v: a large step keeps rounding of the (large) elastic
         // force out of the difference.
         let jv = fd_jacobian(|v| spring(&x, v, &p, JacobianMode::Exact).f, &v, 1e-2);
-        record(
-            &mut err_x,
-            rel_err(&flat(&exact.dfdx), &flat(&jx)),
-            FD_TOL,
-            "dfdx",
-            &name,
-        );
-        record(
-            &mut err_v,
-            rel_err(&flat(&exact.dfdv), &flat(&jv)),
-            FD_TOL,
-            "dfdv",
-            &name,
-        );
+        record_jacobians((&mut err_x, &mut err_v), &exact, (&jx, &jv), FD_TOL, &name);
         // Hooke plus dashpot along the spring, computed independently from x₀'s side.
         let d = x[0] - x[1];
         let n = d / d.norm();
@@ -112,20 +99,7 @@ fn lift_matches_finite_differences_and_kang_cho_eq_34() {
             &v,
             1e-6 * r.norm(),
         );
-        record(
-            &mut err_x,
-            rel_err(&flat(&exact.dfdx), &flat(&jx)),
-            1e-4,
-            "dfdx",
-            &name,
-        );
-        record(
-            &mut err_v,
-            rel_err(&flat(&exact.dfdv), &flat(&jv)),
-            1e-4,
-            "dfdv",
-            &name,
-        );
+        record_jacobians((&mut err_x, &mut err_v), &exact, (&jx, &jv), 1e-4, &name);
         // Eq. 32–34 literally: U = (n̂ × v̂) × v̂ with n̂ facing the flow.
         let rh = r.normalize();
         let ns = if s > 0.0 { n } else { -n };

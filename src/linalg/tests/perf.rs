@@ -48,22 +48,7 @@ fn perf_report() {
         let (garment, bodies) = if scene == "sheet" {
             (bench::sheet(side), vec![])
         } else if scene == "drop" {
-            // tests/self_collision.rs: a hanging sheet dropped on the floor.
-            use crate::fixtures::{bodies, sheet, SheetPins, SheetPlane, SheetSpec, SheetUv};
-            let mut g = sheet(&SheetSpec {
-                name: "Drop".into(),
-                n: 16,
-                size: 0.5,
-                plane: SheetPlane::Vertical,
-                uv: SheetUv::Unit,
-                pins: SheetPins::None,
-                seam: false,
-                offset: crate::Vec3::new(0.0, 0.02, 0.0),
-            });
-            for p in &mut g.positions {
-                p.z += 0.02 * (7.0 * p.y).sin();
-            }
-            let floor = bodies::inclined_plane(crate::Vec3::zeros(), 2.0, 0.0, 4);
+            let (g, floor) = crate::fixtures::dropped_sheet_and_floor();
             (g, vec![floor])
         } else {
             let (g, sphere) = bench::drape_over_sphere(side);
