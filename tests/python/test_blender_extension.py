@@ -43,6 +43,18 @@ def install_extension():
     assert bpy.context.preferences.addons.get("drape") is not None
 
 
+def fresh_scene(binary, first, last, fps=24):
+    """An empty factory-settings scene with the extension installed, pointed at `binary`,
+    playing frames `first`..`last` at `fps`."""
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    install_extension()
+    bpy.context.preferences.addons["drape"].preferences.binary_path = str(binary)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = first, last
+    scene.render.fps = fps
+    return scene
+
+
 def build_garment(n=6, seam=3, gap=0.25):
     """An n x n grid of quads, 0.6 m square, lying flat, cut by a UV seam down column `seam`."""
     mesh = bpy.data.meshes.new("Cloth")
@@ -118,12 +130,7 @@ def evaluated(ob, frame):
 
 @pytest.fixture(scope="module")
 def baked(drape, tmp_path_factory):
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    install_extension()
-    bpy.context.preferences.addons["drape"].preferences.binary_path = str(drape.binary)
-    scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = FIRST, LAST
-    scene.render.fps = 24
+    scene = fresh_scene(drape.binary, FIRST, LAST)
     body = build_body()
     garment = build_garment()
     for o in bpy.context.view_layer.objects:

@@ -14,13 +14,15 @@ bpy = pytest.importorskip("bpy")
 
 from test_blender_extension import (  # noqa: E402
     FIRST, LAST, assert_rests_on_the_box, build_body, build_garment, evaluated,
-    install_extension, read_pc2)
+    fresh_scene, read_pc2)
 
 #: Largest distance (m) allowed between the USD and glTF caches at any vertex and frame.
 #: Both exports carry the same mesh and the same body motion (USD as baked points, glTF as a
 #: sampled skin in single precision after a Y-up round trip), so the caches differ only by
-#: float rounding amplified by the contact solve and the optimisation (measured: 0.003 mm
-#: for Simulate Garment, 0.14 mm for Match Keyframes).
+#: float rounding amplified by the contact solve (measured: 0.003 mm for Simulate
+#: Garment). For Match Keyframes it bounds the difference of the distances reached to the
+#: key (measured 0.07 mm); the optimiser's line-search decisions can amplify the rounding
+#: into different controls (caches up to 4.2 mm apart, checked within ten times this).
 PATHS_AGREE_M = 0.001
 
 
@@ -57,12 +59,7 @@ def _select(garment, bodies):
 @pytest.fixture(scope="module")
 def baked(drape):
     """Bakes with USD (frames kept in memory), then with glTF (the modifier's result)."""
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    install_extension()
-    bpy.context.preferences.addons["drape"].preferences.binary_path = str(drape.binary)
-    scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = FIRST, LAST
-    scene.render.fps = 24
+    scene = fresh_scene(drape.binary, FIRST, LAST)
     body = build_body()
     garment = build_garment()
     _select(garment, [body])
@@ -151,12 +148,7 @@ def keyed(drape):
     glTF path as `_PIN`)."""
     from test_blender_match_keyframes import KEY, build_sheet, make_active
 
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    install_extension()
-    bpy.context.preferences.addons["drape"].preferences.binary_path = str(drape.binary)
-    scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = 1, 12
-    scene.render.fps = 24
+    scene = fresh_scene(drape.binary, 1, 12)
     sheet = build_sheet()
     pins = [i for i, v in enumerate(sheet.data.vertices) if v.co.z > -1e-6]
     sheet.data.attributes.remove(sheet.data.attributes["pin"])

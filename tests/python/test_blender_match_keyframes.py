@@ -15,24 +15,14 @@ import sys
 import pytest
 
 bpy = pytest.importorskip("bpy")
-import addon_utils  # noqa: E402
 import bmesh  # noqa: E402
 
 from readers import read_mdd, read_pc2  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-EXTENSION = ROOT / "plugin-scripts" / "blender"
 FIRST, LAST, KEY = 1, 12, 10
 N = 6  # quads across and down
 SIZE = 0.6  # m
 SWING = 0.15  # m: the hem moves this far forward at the key
-
-
-def install_extension(binary):
-    if str(EXTENSION) not in sys.path:
-        sys.path.insert(0, str(EXTENSION))
-    addon_utils.enable("drape", default_set=True, handle_error=None)
-    bpy.context.preferences.addons["drape"].preferences.binary_path = str(binary)
 
 
 def build_sheet(name="Sheet", key=True):
@@ -91,11 +81,9 @@ def evaluated_local(ob, frame):
 @pytest.fixture(scope="module")
 def runs(drape):
     """Simulate Garment, then Match Keyframes, on the same sheet with key_<KEY> at value 1."""
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    install_extension(drape.binary)
-    scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = FIRST, LAST
-    scene.render.fps = 24
+    from test_blender_extension import fresh_scene
+
+    scene = fresh_scene(drape.binary, FIRST, LAST)
     sheet = build_sheet()
     block = sheet.data.shape_keys.key_blocks[f"key_{KEY}"]
     block.value = 1.0  # must not leak into the exported rest shape

@@ -22,7 +22,7 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 from test_blender_extension import (  # noqa: E402
-    FIRST, build_body, build_garment, evaluated, install_extension, read_pc2)
+    FIRST, build_body, build_garment, evaluated, fresh_scene, read_pc2)
 
 TICK_S = 0.01  # time between fake TIMER events
 TIMEOUT_S = 60.0
@@ -126,13 +126,8 @@ def run_modal(op, ctx, escape_when=None):
 
 @pytest.fixture(scope="module")
 def scene(drape):
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    install_extension()
+    sc = fresh_scene(drape.binary, FIRST, 48)
     prefs = bpy.context.preferences.addons["drape"].preferences
-    prefs.binary_path = str(drape.binary)
-    sc = bpy.context.scene
-    sc.frame_start, sc.frame_end = FIRST, 48
-    sc.render.fps = 24
     body = build_body()
     garment = build_garment()
     return sc, garment, body, prefs
