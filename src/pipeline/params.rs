@@ -105,7 +105,10 @@ pub struct SolverParams {
     /// default 0.02. Besides instability this catches the second-order stretch that a
     /// linearised step cannot see (a taut edge moving sideways): at 0.1 the two-corner
     /// sheet peaks at 9% strain during its fall, at 0.02 at 2% for 20% more steps.
-    /// `f64::INFINITY` disables the check (fixed steps).
+    /// Only a change away from rest counts (a stretch that relaxes toward 1 within one
+    /// step is accepted, up to an overshoot past 1 of this size), measured from the start
+    /// of the step with or without its position alteration, whichever is closer; see
+    /// `Simulator::check_and_commit`. `f64::INFINITY` disables the check (fixed steps).
     pub max_stretch_change: f64,
     /// Successful steps at a reduced size before trying to double it again; doubles after
     /// each failed growth attempt up to [`SolverParams::max_grow_wait`] (Baraff §7). Default 2.

@@ -247,10 +247,16 @@ impl Simulator {
         }
         let tris = &self.model.triangles;
         let rest = &self.model.rest;
-        // The stretch change is measured from the altered start x₀ + y: position alteration
-        // (§6.2) is a deliberate displacement, the check judges the solve's own motion.
+        // Position alteration (§6.2) is a deliberate displacement, and the check judges
+        // the solve's own motion: a jump is a change beyond the limit from both the start
+        // x₀ and the altered start x₀ + y. (From x₀ + y alone, a contact's alteration that
+        // drags one corner of a triangle several centimetres onto the body, and the solve
+        // that then brings the rest along, read as a jump: on Baraff's fig. 1 drape half
+        // the rejections were of that kind, with the step ending within 1% of rest.)
         let shifted: Vec<Vec3> = self.x.iter().zip(&self.y).map(|(x, y)| x + y).collect();
         self.stretch_before = stretch_measures(tris, rest, &shifted);
+        let altered = self.y.iter().any(|y| *y != Vec3::zeros());
+        let unaltered = altered.then(|| stretch_measures(tris, rest, &self.x));
         let after = stretch_measures(tris, rest, &x_new);
         // A replayed schedule already reflects where the stretch was hard (see [`schedule`]).
         let limit = if self.replaying || !integrators::checks_stretch_jumps(self.params.integrator)
@@ -259,11 +265,17 @@ impl Simulator {
         } else {
             self.params.max_stretch_change
         };
-        let jump = self
+        let jump = (self
             .stretch_before
             .par_iter()
             .zip(after.par_iter())
-            .any(|(a, b)| (a[0] - b[0]).abs() > limit || (a[1] - b[1]).abs() > limit);
+            .enumerate())
+        .any(|(t, (a, b))| {
+            (0..2).any(|k| {
+                let from_start = unaltered.as_ref().map_or(a[k], |u| u[t][k]);
+                stretch_excess(a[k], b[k]).min(stretch_excess(from_start, b[k])) > limit
+            })
+        });
         if jump {
             return Err(Rejection::Stretch);
         }
@@ -309,5 +321,42 @@ impl Simulator {
         self.x = x_new;
         self.time += h;
         Ok(crossed)
+    }
+}
+
+/// How far a stretch measure `after` (‖w_u‖ or ‖w_v‖ at the end of a step) lies outside
+/// the range between its value `before` the step and rest (1): 0 for a triangle that relaxed
+/// toward rest without passing it, the overshoot past rest for one that did, and the whole
+/// change for one that moved away from rest. Baraff §7 rejects steps whose stretch changes
+/// drastically because instability shows that way; a stiff stretch mode relaxing within one
+/// step (a triangle compressed by a contact's position alteration springing back) is the
+/// implicit integrator doing its job, and before this measure it halved the step of the
+/// fig.-1 drape down to 1/32 of a frame.
+fn stretch_excess(before: f64, after: f64) -> f64 {
+    let (lo, hi) = if before < 1.0 {
+        (before, 1.0)
+    } else {
+        (1.0, before)
+    };
+    (lo - after).max(after - hi).max(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stretch_excess;
+
+    #[test]
+    fn stretch_excess_counts_only_motion_away_from_rest() {
+        // Relaxing toward rest, from either side, is free.
+        assert_eq!(stretch_excess(0.95, 0.99), 0.0);
+        assert_eq!(stretch_excess(1.08, 1.01), 0.0);
+        assert_eq!(stretch_excess(1.08, 1.0), 0.0);
+        // Moving away from rest counts in full.
+        assert!((stretch_excess(1.01, 1.05) - 0.04).abs() < 1e-12);
+        assert!((stretch_excess(0.99, 0.96) - 0.03).abs() < 1e-12);
+        assert!((stretch_excess(1.0, 0.97) - 0.03).abs() < 1e-12);
+        // Passing rest counts by the overshoot.
+        assert!((stretch_excess(0.95, 1.03) - 0.03).abs() < 1e-12);
+        assert!((stretch_excess(1.10, 0.98) - 0.02).abs() < 1e-12);
     }
 }
