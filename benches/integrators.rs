@@ -101,6 +101,11 @@ fn accuracy(reference: &[Vec<Vec3>], run: &[Vec<Vec3>]) -> (f64, f64, f64) {
 }
 
 fn main() {
+    // On a worker of a pool, as the CLI runs (see `drape::bench::in_pool`).
+    drape::bench::in_pool(run);
+}
+
+fn run() {
     let frames: usize = std::env::var("DRAPE_BENCH_FRAMES")
         .ok()
         .and_then(|s| s.parse().ok())
