@@ -190,12 +190,197 @@ impl Bvh {
     }
 }
 
+/// A unit of work of [`Bvh::overlapping_pairs`]: the pairs inside one subtree, or the
+/// pairs between two disjoint subtrees.
+#[derive(Debug, Clone, Copy)]
+enum PairTask {
+    Within(usize),
+    Between(usize, usize),
+}
+
+/// Work units [`Bvh::overlapping_pairs`] hands to rayon (the frontier of its top-level
+/// expansion; only the scheduling granularity, not the result, depends on it).
+const PAIR_TASKS: usize = 64;
+
+impl Bvh {
+    /// `test(i, j)` (with `i < j`) for every pair of distinct items whose boxes overlap,
+    /// collecting the `Some` results: a traversal of the tree against itself, which visits
+    /// each overlapping pair once and shares the descent among neighbouring items, where
+    /// one [`Bvh::query`] per item visits each pair twice from the root. The order of the
+    /// results depends only on the tree and the boxes (never on the number of threads):
+    /// the top of the traversal is expanded into a fixed list of subtasks, run in parallel
+    /// and concatenated in list order.
+    ///
+    /// Two items' boxes inflated by `r/2` each overlap exactly when one's box overlaps the
+    /// other's inflated by `r`, so a proximity search at distance `r` refits with boxes
+    /// inflated by `r/2`.
+    pub fn overlapping_pairs<T: Send>(
+        &self,
+        test: impl Fn(usize, usize) -> Option<T> + Sync,
+    ) -> Vec<T> {
+        use rayon::prelude::*;
+        if self.items.is_empty() {
+            return Vec::new();
+        }
+        let mut tasks = vec![PairTask::Within(0)];
+        while tasks.len() < PAIR_TASKS {
+            let mut expanded = Vec::with_capacity(2 * tasks.len() + 1);
+            let mut grew = false;
+            for &t in &tasks {
+                match self.expand(t) {
+                    Some(children) => {
+                        grew = true;
+                        expanded.extend(children.into_iter().flatten());
+                    }
+                    None => expanded.push(t),
+                }
+            }
+            tasks = expanded;
+            if !grew {
+                break;
+            }
+        }
+        tasks
+            .par_iter()
+            .flat_map_iter(|&t| {
+                let mut out = Vec::new();
+                let mut stack = vec![t];
+                while let Some(t) = stack.pop() {
+                    match self.expand(t) {
+                        // Pushed in reverse so that the walk takes them in order.
+                        Some(children) => stack.extend(children.into_iter().flatten().rev()),
+                        None => self.leaf_pairs(t, &test, &mut out),
+                    }
+                }
+                out
+            })
+            .collect()
+    }
+
+    /// The subtasks of `t` (`None` entries are pairs of subtrees whose boxes do not
+    /// overlap), or `None` if `t` involves only leaves.
+    fn expand(&self, t: PairTask) -> Option<[Option<PairTask>; 3]> {
+        let nodes = &self.nodes;
+        match t {
+            PairTask::Within(n) if !nodes[n].leaf => {
+                let (l, r) = (nodes[n].first, nodes[n].first + 1);
+                let between = nodes[l].bounds.overlaps(&nodes[r].bounds);
+                Some([
+                    Some(PairTask::Within(l)),
+                    Some(PairTask::Within(r)),
+                    between.then_some(PairTask::Between(l, r)),
+                ])
+            }
+            PairTask::Between(a, b) if !(nodes[a].leaf && nodes[b].leaf) => {
+                // Descend the subtree that is not a leaf (the larger one if neither is).
+                let split_a = !nodes[a].leaf && (nodes[b].leaf || nodes[a].count >= nodes[b].count);
+                let (keep, split) = if split_a { (b, a) } else { (a, b) };
+                let (l, r) = (nodes[split].first, nodes[split].first + 1);
+                let pair = |c: usize| {
+                    let task = if split_a {
+                        PairTask::Between(c, keep)
+                    } else {
+                        PairTask::Between(keep, c)
+                    };
+                    nodes[c]
+                        .bounds
+                        .overlaps(&nodes[keep].bounds)
+                        .then_some(task)
+                };
+                Some([pair(l), pair(r), None])
+            }
+            _ => None,
+        }
+    }
+
+    /// The overlapping item pairs of a leaf task of [`Bvh::overlapping_pairs`].
+    fn leaf_pairs<T>(
+        &self,
+        t: PairTask,
+        test: &impl Fn(usize, usize) -> Option<T>,
+        out: &mut Vec<T>,
+    ) {
+        let range = |n: usize| {
+            let node = &self.nodes[n];
+            &self.items[node.first..node.first + node.count]
+        };
+        let mut check = |(bi, i): &(Aabb, usize), (bj, j): &(Aabb, usize)| {
+            if bi.overlaps(bj) {
+                out.extend(test(*i.min(j), *i.max(j)));
+            }
+        };
+        match t {
+            PairTask::Within(n) => {
+                let items = range(n);
+                for (k, a) in items.iter().enumerate() {
+                    for b in &items[k + 1..] {
+                        check(a, b);
+                    }
+                }
+            }
+            PairTask::Between(a, b) => {
+                for x in range(a) {
+                    for y in range(b) {
+                        check(x, y);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Capacity of the query stack: more than the depth + 1 of any tree over `usize` items.
 const STACK: usize = 2 * usize::BITS as usize;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn overlapping_pairs_finds_each_overlapping_pair_once() {
+        let mut boxes = Vec::new();
+        for i in 0..700 {
+            let c = Vec3::new(
+                (i * 37 % 101) as f64,
+                (i * 53 % 97) as f64,
+                (i * 11 % 89) as f64,
+            ) * 0.01;
+            let size = 0.05 + 0.1 * ((i * 7 % 13) as f64 / 13.0);
+            boxes.push(Aabb {
+                min: c,
+                max: c + Vec3::repeat(size),
+            });
+        }
+        for n in [0, 1, 3, 5, 60, 700] {
+            let bvh = Bvh::build(&boxes[..n]);
+            let mut got = bvh.overlapping_pairs(|i, j| Some((i, j)));
+            let in_order = got.clone();
+            got.sort();
+            let mut want = Vec::new();
+            for i in 0..n {
+                for j in i + 1..n {
+                    if boxes[i].overlaps(&boxes[j]) {
+                        want.push((i, j));
+                    }
+                }
+            }
+            assert_eq!(got, want, "{n} boxes");
+            assert!(
+                n < 700 || want.len() > n,
+                "the test has overlaps to find: {}",
+                want.len()
+            );
+            // The same order on a one-thread pool.
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .build()
+                .unwrap();
+            assert_eq!(
+                pool.install(|| bvh.overlapping_pairs(|i, j| Some((i, j)))),
+                in_order
+            );
+        }
+    }
 
     #[test]
     fn query_finds_exactly_the_overlapping_boxes() {

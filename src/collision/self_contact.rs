@@ -137,7 +137,7 @@ impl SelfCollision {
         edges.sort_unstable();
         let x = &model.positions;
         let tri_boxes = boxes(&model.triangles, x, x, distance);
-        let edge_boxes = boxes(&edges, x, x, distance);
+        let edge_boxes = boxes(&edges, x, x, 0.5 * distance);
         SelfCollision {
             triangles: model.triangles.clone(),
             tri_bvh: Bvh::build(&tri_boxes),
@@ -207,7 +207,7 @@ impl SelfCollision {
     fn detect_near(&mut self, x: &[Vec3]) -> Vec<Repulsion> {
         let d = self.distance;
         self.tri_bvh.refit(&boxes(&self.triangles, x, x, d));
-        self.edge_bvh.refit(&boxes(&self.edges, x, x, d));
+        self.edge_bvh.refit(&boxes(&self.edges, x, x, 0.5 * d));
         let tris = &self.triangles;
         let mut out: Vec<Repulsion> = (0..x.len())
             .into_par_iter()
@@ -239,38 +239,27 @@ impl SelfCollision {
             })
             .collect();
         let edges = &self.edges;
-        let ee: Vec<Repulsion> = (0..edges.len())
-            .into_par_iter()
-            .flat_map_iter(|i| {
-                let mut found = Vec::new();
-                let [a, b] = edges[i];
-                let mut q = Aabb::empty();
-                q.include(x[a]);
-                q.include(x[b]);
-                self.edge_bvh.query(&q, |j| {
-                    let [c, e] = edges[j];
-                    if j <= i || c == a || c == b || e == a || e == b {
-                        return;
-                    }
-                    let (s, u) = segment_closest_params(x[a], x[b], x[c], x[e]);
-                    // Endpoint-closest pairs are point–triangle contacts already.
-                    if !(1e-6..=1.0 - 1e-6).contains(&s) || !(1e-6..=1.0 - 1e-6).contains(&u) {
-                        return;
-                    }
-                    let sep = (x[a] + (x[b] - x[a]) * s) - (x[c] + (x[e] - x[c]) * u);
-                    let dist = sep.norm();
-                    if dist < d && dist > 1e-12 * d {
-                        found.push(Repulsion {
-                            nodes: [a, b, c, e],
-                            gamma: [1.0 - s, s, -(1.0 - u), -u],
-                            normal: sep / dist,
-                            point_triangle: false,
-                        });
-                    }
-                });
-                found
+        // Edge pairs closer than d: boxes inflated by d/2 each overlap (see
+        // `Bvh::overlapping_pairs`), found by one traversal of the tree against itself.
+        let ee = self.edge_bvh.overlapping_pairs(|i, j| {
+            let ([a, b], [c, e]) = (edges[i], edges[j]);
+            if c == a || c == b || e == a || e == b {
+                return None;
+            }
+            let (s, u) = segment_closest_params(x[a], x[b], x[c], x[e]);
+            // Endpoint-closest pairs are point–triangle contacts already.
+            if !(1e-6..=1.0 - 1e-6).contains(&s) || !(1e-6..=1.0 - 1e-6).contains(&u) {
+                return None;
+            }
+            let sep = (x[a] + (x[b] - x[a]) * s) - (x[c] + (x[e] - x[c]) * u);
+            let dist = sep.norm();
+            (dist < d && dist > 1e-12 * d).then(|| Repulsion {
+                nodes: [a, b, c, e],
+                gamma: [1.0 - s, s, -(1.0 - u), -u],
+                normal: sep / dist,
+                point_triangle: false,
             })
-            .collect();
+        });
         out.extend(ee);
         out
     }
