@@ -181,11 +181,19 @@ impl Simulator {
     /// Finds contacts with the bodies (sampled for this step, Baraff §6) and turns them into
     /// constraints and position alterations.
     pub(super) fn detect_contacts(&mut self, h: f64) {
+        // Particles with cloth within the repulsion distance at the last step.
+        let mut layered = vec![false; self.x.len()];
+        for r in self.system.repulsions() {
+            for &i in &r.nodes {
+                layered[i] = true;
+            }
+        }
         self.contacts.detect(
             &self.bodies,
             &self.x,
             &self.v,
             &self.pinned,
+            &layered,
             h,
             self.params.gravity,
         );
