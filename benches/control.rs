@@ -36,10 +36,10 @@ fn peak_mb() -> Option<f64> {
 
 fn main() {
     // On a worker of a pool, as the CLI runs (see `drape::bench::in_pool`).
-    drape::bench::in_pool(run);
+    drape::bench::in_pool(bench_main);
 }
 
-fn run() {
+fn bench_main() {
     let side = env("DRAPE_CONTROL_SIDE", 50);
     let frames = env("DRAPE_CONTROL_FRAMES", 60);
     let iterations = env("DRAPE_CONTROL_ITERATIONS", 30);

@@ -102,10 +102,10 @@ fn accuracy(reference: &[Vec<Vec3>], run: &[Vec<Vec3>]) -> (f64, f64, f64) {
 
 fn main() {
     // On a worker of a pool, as the CLI runs (see `drape::bench::in_pool`).
-    drape::bench::in_pool(run);
+    drape::bench::in_pool(bench_main);
 }
 
-fn run() {
+fn bench_main() {
     let frames: usize = std::env::var("DRAPE_BENCH_FRAMES")
         .ok()
         .and_then(|s| s.parse().ok())
