@@ -32,8 +32,9 @@
 //! reduction `cᵀq`, one pass fusing the `α` updates of `Δv` and `r` with `s = P⁻¹ r` and
 //! `rᵀs`, and one pass for the new direction `c`. Every reduction follows the fixed-chunk
 //! rule of [`block3`](super::block3), so the result is bit-identical for any thread
-//! count. A triangular preconditioner replaces the fused `s = P⁻¹ r` by its two sequential
-//! sweeps (deterministic as well). No allocation happens once the [`PcgScratch`] has been
+//! count. A triangular preconditioner replaces the fused `s = P⁻¹ r` by its two sweeps,
+//! which run two domains of the mesh in parallel and their separator after them
+//! ([`precond`](super::precond); deterministic as well). No allocation happens once the [`PcgScratch`] has been
 //! sized by a first solve.
 use super::block3::{spd_inverse_or_diagonal, sum_in_order, CHUNK};
 use super::precond::{Preconditioner, TriangularFactor};

@@ -92,8 +92,9 @@ pub struct SolverParams {
     ///                   ms/frame      199     448    1,165    5,410   12,126
     /// ```
     /// At the default ε the error after 12 frames is that of block Jacobi at 1e-4 (see
-    /// [`SolverParams::cg_tolerance`]). IC(0) costs about 3x more per iteration (sequential
-    /// sweeps of single-precision factors) but needs 3.5-4x fewer iterations; its count
+    /// [`SolverParams::cg_tolerance`]). IC(0) costs about 3x more per iteration (triangular
+    /// sweeps of single-precision factors, two mesh domains in parallel and
+    /// their separator after them) but needs 3.5-4x fewer iterations; its count
     /// still grows about as √n. On the fig.-1 drape over a sphere it takes 40 CG per step
     /// against 399 (23 at ε = 1e-4). Symmetric block Gauss–Seidel lies between. (The floor pile-up of
     /// tests/self_collision.rs, which failed with IC(0) before, failed because a body

@@ -141,20 +141,24 @@ impl Simulator {
     /// `constraints`, alterations in `y`) and cloth self-contacts (repulsion springs in the
     /// system, alterations in `y` for free particles).
     pub(super) fn detect_collisions(&mut self, h: f64, stats: &mut FrameStats) {
-        self.detect_body_collisions(h);
+        // Self-contacts first: the body contacts read which particles have cloth within
+        // the repulsion distance (`Simulator::detect_contacts`).
+        let mut alterations = Vec::new();
         if let Some(sc) = &mut self.self_collision {
             let clock = Instant::now();
-            let (repulsions, alterations) = sc.detect(&self.x);
-            for (i, y) in alterations {
-                // Pins and body contacts keep their own exact targets.
-                if !self.pinned[i] && self.y[i] == Vec3::zeros() {
-                    self.y[i] = y;
-                }
-            }
+            let (repulsions, found) = sc.detect(&self.x);
+            alterations = found;
             stats.self_contacts = stats.self_contacts.max(repulsions.len());
             let d = sc.distance;
             self.system.set_repulsions(self.x.len(), repulsions, d);
             self.collision_time[1] += clock.elapsed().as_secs_f64();
+        }
+        self.detect_body_collisions(h);
+        for (i, y) in alterations {
+            // Pins and body contacts keep their own exact targets.
+            if !self.pinned[i] && self.y[i] == Vec3::zeros() {
+                self.y[i] = y;
+            }
         }
     }
 
@@ -181,7 +185,8 @@ impl Simulator {
     /// Finds contacts with the bodies (sampled for this step, Baraff §6) and turns them into
     /// constraints and position alterations.
     pub(super) fn detect_contacts(&mut self, h: f64) {
-        // Particles with cloth within the repulsion distance at the last step.
+        // Particles with cloth within the repulsion distance: this step's self-contact
+        // springs under `detect_collisions`, the last step's otherwise.
         let mut layered = vec![false; self.x.len()];
         for r in self.system.repulsions() {
             for &i in &r.nodes {

@@ -7,6 +7,7 @@ use nalgebra::{DMatrix, DVector};
 
 mod determinism;
 mod kernels;
+mod ordering;
 mod perf;
 mod precond;
 mod solver;

@@ -151,3 +151,108 @@ fn assembly_report() {
         );
     });
 }
+
+/// `cargo test --release --lib linalg::tests::perf::precond_report -- --ignored --nocapture`:
+/// microseconds per IC(0) factorisation, per sweep pair (`apply`) and per pattern set-up
+/// (slot maps + elimination order) of the fig.-1 sheet's system matrix (crumpled as in
+/// [`assembly_report`]) at `DRAPE_PERF_SIDES` (default `51,100`) particles per side, for
+/// the natural and the separator order on 1 and 2 threads. Each figure is the median of
+/// `DRAPE_PERF_ROUNDS` (default 9) rounds of `DRAPE_PERF_REPS` (default 100) calls.
+#[test]
+#[ignore]
+fn precond_report() {
+    use crate::forces::JacobianMode;
+    use crate::linalg::precond::{EliminationOrder, TriangularFactor};
+    use crate::pipeline::assemble::System;
+    use crate::Vec3;
+    let reps: usize = env_or("DRAPE_PERF_REPS", 100);
+    let rounds: usize = env_or("DRAPE_PERF_ROUNDS", 9);
+    let sides: String = env_or("DRAPE_PERF_SIDES", "51,100".to_string());
+    let material = Material::default();
+    let median_us = |f: &mut dyn FnMut()| {
+        let mut times: Vec<f64> = (0..rounds)
+            .map(|_| {
+                let started = Instant::now();
+                for _ in 0..reps {
+                    f();
+                }
+                1e6 * started.elapsed().as_secs_f64() / reps as f64
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        times[times.len() / 2]
+    };
+    for side in sides
+        .split(',')
+        .filter_map(|s| s.trim().parse::<usize>().ok())
+    {
+        let (garment, _) = bench::drape_over_sphere(side);
+        let model = ClothModel::build(&garment, UvScale::Auto, material.density).expect("model");
+        let n = model.len();
+        let x: Vec<Vec3> = (model.positions.iter())
+            .map(|p| p + 0.02 * Vec3::new((9.0 * p.z).sin(), (7.0 * p.x).cos(), (5.0 * p.x).sin()))
+            .collect();
+        let v: Vec<Vec3> = x.iter().map(|p| Vec3::new(p.z, -p.x, 0.3 * p.y)).collect();
+        let y = vec![Vec3::zeros(); n];
+        let mut system = System::new(&model, &material);
+        let g = Vec3::new(0.0, -9.81, 0.0);
+        let mode = JacobianMode::System;
+        system.assemble(&model, &x, &v, &y, 1.0 / 24.0, g, Vec3::zeros(), mode);
+        let a = &system.matrix;
+        let r: Vec<Vec3> = x.iter().map(|p| Vec3::new(p.y, p.z, p.x)).collect();
+        // Every 50th particle in contact with a horizontal plane, as the filters of a drape.
+        let plane = crate::Mat3::from_diagonal(&Vec3::new(1.0, 0.0, 1.0));
+        let filters: Vec<Option<crate::Mat3>> =
+            (0..n).map(|i| (i % 50 == 0).then_some(plane)).collect();
+        let filter = |i: usize| filters[i];
+        let ord = crate::linalg::precond::order::SeparatorOrder::new(&a.pattern);
+        println!(
+            "PRECOND n={n} nnz={}: |A| = {}, |B| = {}, |S| = {}",
+            a.pattern.nnz(),
+            ord.domain_a,
+            ord.domain_b,
+            n - ord.domain_a - ord.domain_b
+        );
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("thread pool");
+            pool.install(|| {
+                for order in [EliminationOrder::Natural, EliminationOrder::Separator] {
+                    let kind = Preconditioner::BlockIncompleteCholesky;
+                    let mut f = TriangularFactor::default().with_order(order);
+                    let setup = median_us(&mut || {
+                        let mut fresh = TriangularFactor::default().with_order(order);
+                        fresh.factor(a, filter, kind);
+                    });
+                    let factor = median_us(&mut || {
+                        f.factor(a, filter, kind);
+                    });
+                    let mut s = vec![Vec3::zeros(); n];
+                    let mut dot = 0.0;
+                    let sweeps = median_us(&mut || dot += f.apply(&r, &mut s, |_, x| x));
+                    // As inside the CG: a parallel product before each apply (only the
+                    // apply timed), so that the pool's threads are awake as they are there.
+                    let mut q = vec![Vec3::zeros(); n];
+                    let mut in_cg = 0.0;
+                    let total = median_us(&mut || {
+                        a.mul_vec(&r, &mut q);
+                        let started = Instant::now();
+                        dot += f.apply(&r, &mut s, |_, x| x);
+                        in_cg += started.elapsed().as_secs_f64();
+                    });
+                    let in_cg = 1e6 * in_cg / (rounds * reps) as f64;
+                    println!(
+                        "PRECOND n={n} threads={threads} {order:?}: factor {factor:.0} µs \
+                         ({:?}), sweep pair {sweeps:.1} µs (after a product {in_cg:.1} µs, \
+                         with it {total:.1} µs), pattern set-up {:.0} µs \
+                         (checksum {dot:.6e})",
+                        f.stats,
+                        setup - factor
+                    );
+                }
+            });
+        }
+    }
+}

@@ -8,7 +8,8 @@ use super::solver::{
 use super::{dense, spd_system, spring_system, Rng};
 use crate::linalg::assembly::ElementSet;
 use crate::linalg::block3::CHUNK;
-use crate::linalg::precond::TriangularFactor;
+use crate::linalg::precond::order::SeparatorOrder;
+use crate::linalg::precond::{EliminationOrder, TriangularFactor};
 use crate::linalg::{
     modified_pcg_with, AssemblyPlan, BlockCsr, Constraint, PcgScratch, PcgSettings, Preconditioner,
 };
@@ -33,13 +34,24 @@ fn dense_filtered(a: &BlockCsr, constraints: &[Constraint]) -> DMatrix<f64> {
     &s * dense(a) * &s + (id - &s)
 }
 
-/// Factors `a` under `constraints` as `kind`, sweeping in double precision.
+/// Factors `a` under `constraints` as `kind`, sweeping in double precision (default
+/// elimination order).
 fn factor(a: &BlockCsr, constraints: &[Constraint], kind: Preconditioner) -> TriangularFactor {
+    factor_in(a, constraints, kind, EliminationOrder::default())
+}
+
+/// [`factor`] in the elimination order `order`.
+fn factor_in(
+    a: &BlockCsr,
+    constraints: &[Constraint],
+    kind: Preconditioner,
+    order: EliminationOrder,
+) -> TriangularFactor {
     let mut filters: Vec<Option<Mat3>> = vec![None; a.n()];
     for c in constraints {
         filters[c.particle] = Some(c.filter);
     }
-    let mut f = TriangularFactor::double_precision();
+    let mut f = TriangularFactor::double_precision().with_order(order);
     assert!(f.factor(a, |i| filters[i], kind));
     f
 }
@@ -126,32 +138,50 @@ fn ic0_without_fill_is_the_exact_cholesky_and_solves_in_one_iteration() {
 }
 
 #[test]
-fn gauss_seidel_is_the_symmetric_sweep_product() {
-    let (a, _) = spd_system(4, 4, 1.0, 34);
+fn gauss_seidel_is_the_symmetric_sweep_product_in_its_elimination_order() {
+    let (a, _) = spd_system(5, 4, 1.0, 34);
     let n = a.n();
     let mut rng = Rng::new(35);
     let constraints = mixed_constraints(n, 3, &mut rng);
-    let f = factor(&a, &constraints, Preconditioner::BlockGaussSeidel);
-    let p = dense_inverse(&f, n).try_inverse().expect("P is invertible");
-    // P = (D + L) D⁻¹ (D + Lᵀ) with D, L the block diagonal and strict lower part of Ã.
     let t = dense_filtered(&a, &constraints);
-    let mut d = DMatrix::zeros(3 * n, 3 * n);
-    let mut l = DMatrix::zeros(3 * n, 3 * n);
-    for i in 0..n {
-        for j in 0..=i {
-            let blk = t.fixed_view::<3, 3>(3 * i, 3 * j);
-            if i == j {
-                d.fixed_view_mut::<3, 3>(3 * i, 3 * i).copy_from(&blk);
-            } else {
-                l.fixed_view_mut::<3, 3>(3 * i, 3 * j).copy_from(&blk);
+    for order in [EliminationOrder::Natural, EliminationOrder::Separator] {
+        let f = factor_in(&a, &constraints, Preconditioner::BlockGaussSeidel, order);
+        let p = dense_inverse(&f, n).try_inverse().expect("P is invertible");
+        // Π P Πᵀ = (D + L) D⁻¹ (D + Lᵀ) with D, L the block diagonal and strict lower part
+        // of Π Ã Πᵀ (Π: particle order[k] to position k).
+        let elimination = match order {
+            EliminationOrder::Natural => SeparatorOrder::natural(n),
+            EliminationOrder::Separator => SeparatorOrder::new(&a.pattern),
+        };
+        let mut perm = DMatrix::zeros(3 * n, 3 * n);
+        for (k, &v) in elimination.order.iter().enumerate() {
+            for d in 0..3 {
+                perm[(3 * k + d, 3 * v + d)] = 1.0;
             }
         }
+        let tp = &perm * &t * perm.transpose();
+        let mut d = DMatrix::zeros(3 * n, 3 * n);
+        let mut l = DMatrix::zeros(3 * n, 3 * n);
+        for i in 0..n {
+            for j in 0..=i {
+                let blk = tp.fixed_view::<3, 3>(3 * i, 3 * j);
+                if i == j {
+                    d.fixed_view_mut::<3, 3>(3 * i, 3 * i).copy_from(&blk);
+                } else {
+                    l.fixed_view_mut::<3, 3>(3 * i, 3 * j).copy_from(&blk);
+                }
+            }
+        }
+        let dinv = d.clone().try_inverse().expect("D is invertible");
+        let expected = perm.transpose() * (&d + &l) * dinv * (&d + l.transpose()) * &perm;
+        let err = (&p - &expected).amax() / expected.amax();
+        eprintln!(
+            "Gauss–Seidel, {order:?} order (|A| = {}, |B| = {}): max |P − Πᵀ(D+L)D⁻¹(D+Lᵀ)Π| \
+             = {err:.2e} (relative)",
+            elimination.domain_a, elimination.domain_b
+        );
+        assert!(err < 1e-10, "{order:?}: {err}");
     }
-    let dinv = d.clone().try_inverse().expect("D is invertible");
-    let expected = (&d + &l) * dinv * (&d + l.transpose());
-    let err = (&p - &expected).amax() / expected.amax();
-    eprintln!("Gauss–Seidel: max |P − (D+L)D⁻¹(D+Lᵀ)| = {err:.2e} (relative)");
-    assert!(err < 1e-10, "{err}");
 }
 
 #[test]
@@ -323,7 +353,14 @@ fn ic0_breakdown_restarts_with_a_shift_and_still_solves() {
         }
     }
     assert!(dense(&a).cholesky().is_some(), "Kershaw's matrix is SPD");
-    let f = factor(&a, &[], Preconditioner::BlockIncompleteCholesky);
+    // Natural order: the order in which Kershaw's matrix breaks IC(0) down (the
+    // separator order's restarts are tested in `ordering.rs`).
+    let f = factor_in(
+        &a,
+        &[],
+        Preconditioner::BlockIncompleteCholesky,
+        EliminationOrder::Natural,
+    );
     eprintln!("Kershaw: {:?}", f.stats);
     assert!(f.stats.restarts > 0 && f.stats.shift > 0.0, "{:?}", f.stats);
     assert_eq!(f.stats.pivot_fallbacks, 0);

@@ -1,0 +1,261 @@
+//! Row loops of the factorisations and the sweeps over one part (domain `A`, domain `B`
+//! or the separator `S`) of the permuted matrix `Π Ã Πᵀ` (see [`order`](super::order)),
+//! and the driver running the two domains on two threads.
+//!
+//! The factor arrays of a domain are contiguous (rows of `A` precede those of `B`, those
+//! of `B` precede `S`): a domain's loop gets the sub-slices of its rows, shifted by the
+//! [`Rows`] bases, and touches nothing else, so the borrow checker proves the domains
+//! independent. The equations are those of the module doc of [`precond`](super).
+use super::structure::Structure;
+use super::{pivot_inverse, Block, Filtered};
+use crate::linalg::block3::spd_inverse_or_diagonal;
+use crate::{Mat3, Vec3};
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+/// A run of rows whose factor entries live in slices starting at slot `slot_base` (of
+/// `L`) and row `row_base` (of `D⁻¹`).
+pub(super) struct Rows {
+    /// Rows (positions in the elimination order).
+    pub(super) range: Range<usize>,
+    /// First slot of the `L` slice the loop receives.
+    pub(super) slot_base: usize,
+    /// First row of the `D⁻¹` slice the loop receives.
+    pub(super) row_base: usize,
+}
+
+/// Runs `rows_loop` on domain `A` and domain `B` in parallel (`rayon::join`; in sequence
+/// on one thread, with the same result), then, if both returned `Some`, on the separator.
+/// Returns the sum of the three results, `None` if one failed.
+///
+/// `rows_loop(rows, l, d_inv, row_buffer)` gets the slices of `l` (slots) and `d_inv`
+/// (rows) covering its rows and every row they may read: the domain itself for `A`,
+/// `B`, everything for `S`.
+pub(super) fn by_domains(
+    st: &Structure,
+    l: &mut [Mat3],
+    d_inv: &mut [Mat3],
+    buffers: &mut [Vec<Mat3>; 2],
+    rows_loop: impl Fn(&Rows, &mut [Mat3], &mut [Mat3], &mut Vec<Mat3>) -> Option<usize> + Sync,
+) -> Option<usize> {
+    let [a, b, s] = st.ranges.clone();
+    let (slot_b, slot_s) = (st.row_ptr[b.start], st.row_ptr[s.start]);
+    let [buf_a, buf_b] = buffers;
+    let domains = {
+        let (l_ab, _) = l.split_at_mut(slot_s);
+        let (l_a, l_b) = l_ab.split_at_mut(slot_b);
+        let (d_ab, _) = d_inv.split_at_mut(s.start);
+        let (d_a, d_b) = d_ab.split_at_mut(b.start);
+        let rows_a = Rows {
+            range: a,
+            slot_base: 0,
+            row_base: 0,
+        };
+        let rows_b = Rows {
+            range: b.clone(),
+            slot_base: slot_b,
+            row_base: b.start,
+        };
+        let mut run_a = || rows_loop(&rows_a, l_a, d_a, buf_a);
+        if b.is_empty() {
+            run_a().map(|x| (x, 0))
+        } else {
+            match rayon::join(run_a, || rows_loop(&rows_b, l_b, d_b, buf_b)) {
+                (Some(x), Some(y)) => Some((x, y)),
+                _ => None,
+            }
+        }
+    };
+    let (x, y) = domains?;
+    let rows_s = Rows {
+        range: s,
+        slot_base: 0,
+        row_base: 0,
+    };
+    let z = rows_loop(&rows_s, l, d_inv, buf_a)?;
+    Some(x + y + z)
+}
+
+/// Symmetric block Gauss–Seidel factor of `rows`: `L_ik = Ã_ik D_k⁻¹` (k < i),
+/// `D_i = Ã_ii` (symmetrised, inverted by [`spd_inverse_or_diagonal`]).
+pub(super) fn gauss_seidel_rows(
+    st: &Structure,
+    rows: &Rows,
+    filtered: &Filtered,
+    l: &mut [Mat3],
+    d_inv: &mut [Mat3],
+) {
+    let (sb, rb) = (rows.slot_base, rows.row_base);
+    for i in rows.range.clone() {
+        let (lo, d) = (st.row_ptr[i], st.diag[i]);
+        for k in lo..d {
+            let m = filtered.at(i, k) * d_inv[st.col[k] - rb];
+            l[k - sb] = m;
+            l[st.transpose[k] - sb] = m.transpose();
+        }
+        let a_ii = filtered.at(i, d);
+        d_inv[i - rb] = spd_inverse_or_diagonal(&((a_ii + a_ii.transpose()) * 0.5));
+    }
+}
+
+/// Settings of one IC(0) pass.
+pub(super) struct IcPass<'a> {
+    /// Relative diagonal shift `α`.
+    pub(super) shift: f64,
+    /// Replace failing pivots (the last attempt) instead of failing.
+    pub(super) permissive: bool,
+    /// Set by the first failing pivot so that the other domain stops early (the pass is
+    /// discarded anyway; never set in a permissive pass).
+    pub(super) abort: &'a AtomicBool,
+}
+
+/// One IC(0) pass of `Ã + α diag(Ã)` (diagonal entries of the diagonal blocks scaled by
+/// `1 + α`) over `rows`, in row order. Returns the number of replaced pivots, or `None` at
+/// the first failing pivot (of this or another domain) unless `permissive` (then a failing
+/// pivot is replaced by the shifted `Ã_ii`, see [`pivot_inverse`]). `row` is scratch for
+/// `F_ik = L_ik D_k` of the current row.
+pub(super) fn ic0_rows(
+    st: &Structure,
+    rows: &Rows,
+    filtered: &Filtered,
+    pass: &IcPass,
+    l: &mut [Mat3],
+    d_inv: &mut [Mat3],
+    row: &mut Vec<Mat3>,
+) -> Option<usize> {
+    let (sb, rb) = (rows.slot_base, rows.row_base);
+    let mut fallbacks = 0;
+    for i in rows.range.clone() {
+        if !pass.permissive && pass.abort.load(Relaxed) {
+            return None;
+        }
+        let (lo, d) = (st.row_ptr[i], st.diag[i]);
+        let a_ii = filtered.at(i, d);
+        let a_ii = (a_ii + a_ii.transpose()) * 0.5;
+        let a_ii = a_ii + Mat3::from_diagonal(&a_ii.diagonal()) * pass.shift;
+        row.clear();
+        let mut pivot = a_ii;
+        for k in lo..d {
+            let j = st.col[k];
+            // F_ij = Ã_ij − Σ_{m<j} F_im L_jmᵀ over m in both rows (merge of the sorted
+            // lower parts of rows i and j).
+            let mut f = filtered.at(i, k);
+            let (mut x, mut y) = (lo, st.row_ptr[j]);
+            let y_end = st.diag[j];
+            while x < k && y < y_end {
+                let (cx, cy) = (st.col[x], st.col[y]);
+                if cx == cy {
+                    f -= row[x - lo] * l[y - sb].transpose();
+                    x += 1;
+                    y += 1;
+                } else if cx < cy {
+                    x += 1;
+                } else {
+                    y += 1;
+                }
+            }
+            let l_ij = f * d_inv[j - rb];
+            pivot -= f * l_ij.transpose();
+            row.push(f);
+            l[k - sb] = l_ij;
+        }
+        let pivot = (pivot + pivot.transpose()) * 0.5;
+        d_inv[i - rb] = match pivot_inverse(&pivot, &a_ii) {
+            Some(inv) => inv,
+            None if pass.permissive => {
+                fallbacks += 1;
+                spd_inverse_or_diagonal(&a_ii)
+            }
+            None => {
+                pass.abort.store(true, Relaxed);
+                return None;
+            }
+        };
+        for k in lo..d {
+            l[st.transpose[k] - sb] = l[k - sb].transpose();
+        }
+    }
+    Some(fallbacks)
+}
+
+/// `y = L⁻ᵀ D⁻¹ L⁻¹ Π r` in elimination order (`y_i` belongs to particle `order[i]`):
+/// forward `y_i = r_order[i] − Σ_{k<i} L_ik y_k` on `A ∥ B`, then `S`; backward
+/// `y_i ← D_i⁻¹ y_i − Σ_{j>i} L_jiᵀ y_j` on `S`, then `A ∥ B`.
+pub(super) fn sweeps<B: Block + Sync>(
+    st: &Structure,
+    l: &[B],
+    d_inv: &[B],
+    r: &[Vec3],
+    y: &mut [Vec3],
+) {
+    let [a, b, s] = st.ranges.clone();
+    {
+        let (y_a, y_rest) = y.split_at_mut(b.start);
+        let y_b = &mut y_rest[..b.len()];
+        let mut run_a = || forward(st, a.clone(), 0, l, r, y_a);
+        if b.is_empty() {
+            run_a();
+        } else {
+            rayon::join(run_a, || forward(st, b.clone(), b.start, l, r, y_b));
+        }
+    }
+    forward(st, s.clone(), 0, l, r, y);
+    let (y_ab, y_s) = y.split_at_mut(s.start);
+    backward(st, s.clone(), l, d_inv, (y_s, s.start), (&[], usize::MAX));
+    let (y_a, y_b) = y_ab.split_at_mut(b.start);
+    let y_s = &*y_s;
+    let run_a = || backward(st, a, l, d_inv, (y_a, 0), (y_s, s.start));
+    if b.is_empty() {
+        run_a();
+    } else {
+        rayon::join(run_a, || {
+            backward(st, b.clone(), l, d_inv, (y_b, b.start), (y_s, s.start))
+        });
+    }
+}
+
+/// Forward sweep over `rows`; `y` starts at row `base` and covers every row they read.
+fn forward<B: Block>(
+    st: &Structure,
+    rows: Range<usize>,
+    base: usize,
+    l: &[B],
+    r: &[Vec3],
+    y: &mut [Vec3],
+) {
+    for i in rows {
+        let mut v = r[st.order[i]];
+        let lower = st.row_ptr[i]..st.diag[i];
+        for (m, &j) in l[lower.clone()].iter().zip(&st.col[lower]) {
+            v -= m.times(&y[j - base]);
+        }
+        y[i - base] = v;
+    }
+}
+
+/// Backward sweep over `rows` (in decreasing order): `own` holds the rows of the part
+/// (from row `own.1`), `sep` the separator's finished rows (from row `sep.1`; columns at
+/// or after it are read there).
+fn backward<B: Block>(
+    st: &Structure,
+    rows: Range<usize>,
+    l: &[B],
+    d_inv: &[B],
+    own: (&mut [Vec3], usize),
+    sep: (&[Vec3], usize),
+) {
+    let ((y, base), (y_s, s_base)) = (own, sep);
+    for i in rows.rev() {
+        let mut x = d_inv[i].times(&y[i - base]);
+        let upper = st.diag[i] + 1..st.row_ptr[i + 1];
+        for (m, &j) in l[upper.clone()].iter().zip(&st.col[upper]) {
+            let yj = if j >= s_base {
+                &y_s[j - s_base]
+            } else {
+                &y[j - base]
+            };
+            x -= m.times(yj);
+        }
+        y[i - base] = x;
+    }
+}
