@@ -1,6 +1,7 @@
 //! Tests of the linear algebra against dense references (nalgebra `DMatrix`, Cholesky),
 //! with shared generators of block-sparse SPD systems.
 use super::assembly::ElementSet;
+use super::precond::TriangularFactor;
 use super::{AssemblyPlan, BlockCsr};
 use crate::{Mat3, Vec3};
 use nalgebra::{DMatrix, DVector};
@@ -146,21 +147,7 @@ pub(super) fn spd_system(nx: usize, ny: usize, k: f64, seed: u64) -> (BlockCsr, 
 /// with `d` a random unit direction per edge and `m_i ∈ [0.5, 1.5]`.
 pub(super) fn spring_system(nx: usize, ny: usize, k: f64, seed: u64) -> (BlockCsr, Vec<Vec3>) {
     let mut rng = Rng::new(seed);
-    let mut nodes = Vec::new();
-    for y in 0..ny {
-        for x in 0..nx {
-            let p = y * nx + x;
-            if x + 1 < nx {
-                nodes.extend_from_slice(&[p, p + 1]);
-            }
-            if y + 1 < ny {
-                nodes.extend_from_slice(&[p, p + nx]);
-            }
-            if x + 1 < nx && y + 1 < ny {
-                nodes.extend_from_slice(&[p, p + nx + 1]);
-            }
-        }
-    }
+    let nodes = grid_edge_nodes(nx, ny, true);
     let edges = ElementSet { arity: 2, nodes };
     let n = nx * ny;
     let plan = AssemblyPlan::new(n, std::slice::from_ref(&edges));
@@ -177,4 +164,42 @@ pub(super) fn spring_system(nx: usize, ny: usize, k: f64, seed: u64) -> (BlockCs
     plan.gather_matrix(&[&blocks], Some(&mass), &mut a);
     let b = (0..n).map(|_| rng.vec3()).collect();
     (a, b)
+}
+
+/// Particle pairs of the edges of an `nx × ny` grid (row-major particles): the horizontal
+/// and vertical edges, and with `diagonals` one diagonal per cell.
+pub(super) fn grid_edge_nodes(nx: usize, ny: usize, diagonals: bool) -> Vec<usize> {
+    let mut nodes = Vec::new();
+    for y in 0..ny {
+        for x in 0..nx {
+            let p = y * nx + x;
+            if x + 1 < nx {
+                nodes.extend_from_slice(&[p, p + 1]);
+            }
+            if y + 1 < ny {
+                nodes.extend_from_slice(&[p, p + nx]);
+            }
+            if diagonals && x + 1 < nx && y + 1 < ny {
+                nodes.extend_from_slice(&[p, p + nx + 1]);
+            }
+        }
+    }
+    nodes
+}
+
+/// `P⁻¹` as a dense matrix, by applying the factor to the unit vectors.
+pub(super) fn dense_inverse(f: &TriangularFactor, n: usize) -> DMatrix<f64> {
+    let mut out = DMatrix::zeros(3 * n, 3 * n);
+    let mut s = vec![Vec3::zeros(); n];
+    for col in 0..3 * n {
+        let mut e = vec![Vec3::zeros(); n];
+        e[col / 3][col % 3] = 1.0;
+        f.apply(&e, &mut s, |_, x| x);
+        for i in 0..n {
+            for d in 0..3 {
+                out[(3 * i + d, col)] = s[i][d];
+            }
+        }
+    }
+    out
 }

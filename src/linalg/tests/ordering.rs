@@ -4,7 +4,10 @@
 //! factorisation and sweeps give the one-thread bits.
 use super::determinism::{bits, in_pool};
 use super::solver::{dense_constrained_solve, max_abs, max_abs_diff, mixed_constraints};
-use super::{dense, grid_hinges, grid_triangles, spd_system, spring_system, Rng};
+use super::{
+    dense, dense_inverse, grid_edge_nodes, grid_hinges, grid_triangles, spd_system, spring_system,
+    Rng,
+};
 use crate::linalg::assembly::ElementSet;
 use crate::linalg::precond::order::SeparatorOrder;
 use crate::linalg::precond::{EliminationOrder, TriangularFactor};
@@ -111,23 +114,6 @@ fn dense_filtered(a: &BlockCsr, filters: &[Option<Mat3>]) -> DMatrix<f64> {
     }
     let id = DMatrix::<f64>::identity(3 * n, 3 * n);
     &s * dense(a) * &s + (id - &s)
-}
-
-/// `P⁻¹` as a dense matrix, by applying the factor to the unit vectors.
-fn dense_inverse(f: &TriangularFactor, n: usize) -> DMatrix<f64> {
-    let mut out = DMatrix::zeros(3 * n, 3 * n);
-    let mut s = vec![Vec3::zeros(); n];
-    for col in 0..3 * n {
-        let mut e = vec![Vec3::zeros(); n];
-        e[col / 3][col % 3] = 1.0;
-        f.apply(&e, &mut s, |_, x| x);
-        for i in 0..n {
-            for d in 0..3 {
-                out[(3 * i + d, col)] = s[i][d];
-            }
-        }
-    }
-    out
 }
 
 fn filters_of(n: usize, stride: usize, seed: u64) -> Vec<Option<Mat3>> {
@@ -309,18 +295,7 @@ fn a_breakdown_in_one_domain_restarts_the_whole_factor_alike_on_one_and_two_thre
         [2.0, 0.0, -2.0, 3.0],
     ];
     let (nx, ny) = (8, 8);
-    let mut nodes = Vec::new();
-    for y in 0..ny {
-        for x in 0..nx {
-            let p = y * nx + x;
-            if x + 1 < nx {
-                nodes.extend_from_slice(&[p, p + 1]);
-            }
-            if y + 1 < ny {
-                nodes.extend_from_slice(&[p, p + nx]);
-            }
-        }
-    }
+    let mut nodes = grid_edge_nodes(nx, ny, false);
     let grid_edges = nodes.len() / 2;
     nodes.extend_from_slice(&[64, 65, 65, 66, 66, 67, 67, 64]);
     let edges = ElementSet { arity: 2, nodes };

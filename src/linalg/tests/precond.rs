@@ -5,7 +5,7 @@ use super::determinism::{bits, in_pool};
 use super::solver::{
     dense_constrained_solve, max_abs, max_abs_diff, mixed_constraints, solve_with,
 };
-use super::{dense, spd_system, spring_system, Rng};
+use super::{dense, dense_inverse, spd_system, spring_system, Rng};
 use crate::linalg::assembly::ElementSet;
 use crate::linalg::block3::CHUNK;
 use crate::linalg::precond::order::SeparatorOrder;
@@ -54,23 +54,6 @@ fn factor_in(
     let mut f = TriangularFactor::double_precision().with_order(order);
     assert!(f.factor(a, |i| filters[i], kind));
     f
-}
-
-/// Dense `P⁻¹` by applying the factor to the unit vectors.
-fn dense_inverse(f: &TriangularFactor, n: usize) -> DMatrix<f64> {
-    let mut out = DMatrix::zeros(3 * n, 3 * n);
-    let mut s = vec![Vec3::zeros(); n];
-    for col in 0..3 * n {
-        let mut e = vec![Vec3::zeros(); n];
-        e[col / 3][col % 3] = 1.0;
-        f.apply(&e, &mut s, |_, x| x);
-        for i in 0..n {
-            for d in 0..3 {
-                out[(3 * i + d, col)] = s[i][d];
-            }
-        }
-    }
-    out
 }
 
 #[test]
