@@ -102,7 +102,6 @@ pub struct Simulator {
     pcg: PcgScratch,
     dv: Vec<Vec3>,
     y: Vec<Vec3>,
-    stretch_before: Vec<[f64; 2]>,
     time: f64,
     bodies: Vec<BodyState>,
     contacts: BodyContacts,
@@ -161,7 +160,6 @@ impl Simulator {
             let mean_edge = mean_rest_edge(&model);
             SelfCollision::new(&model, material.thickness.min(0.25 * mean_edge))
         });
-        let stretch_before = vec![[0.0; 2]; model.triangles.len()];
         Simulator {
             params,
             x,
@@ -174,7 +172,6 @@ impl Simulator {
             pcg: PcgScratch::default(),
             dv: vec![Vec3::zeros(); n],
             y: vec![Vec3::zeros(); n],
-            stretch_before,
             time: 0.0,
             model,
             bodies: Vec::new(),
@@ -526,9 +523,12 @@ fn mean_rest_edge(model: &ClothModel) -> f64 {
 fn stretch_measures(tris: &[[usize; 3]], rest: &[TriangleRest], x: &[Vec3]) -> Vec<[f64; 2]> {
     tris.par_iter()
         .zip(rest.par_iter())
-        .map(|(t, r)| {
-            let d = Deformation::new(&t.map(|i| x[i]), r);
-            [d.wu.norm(), d.wv.norm()]
-        })
+        .map(|(t, r)| stretch_measure(t, r, x))
         .collect()
+}
+
+/// `(‖w_u‖, ‖w_v‖)` of triangle `t` at positions `x`.
+fn stretch_measure(t: &[usize; 3], rest: &TriangleRest, x: &[Vec3]) -> [f64; 2] {
+    let d = Deformation::new(&t.map(|i| x[i]), rest);
+    [d.wu.norm(), d.wv.norm()]
 }

@@ -3,7 +3,7 @@
 //! integrators that solve the linearised system of Baraff's eq. 18 (implicit, BDF2,
 //! preview), with its dispatch to the others ([`super::integrators`]), and the checks
 //! that accept or reject a proposed step (Baraff §7).
-use super::{integrators, stretch_measures, FrameStats, Integrator, Rejection, Simulator};
+use super::{integrators, stretch_measure, FrameStats, Integrator, Rejection, Simulator};
 use crate::collision::BodyContacts;
 use crate::forces::JacobianMode;
 use crate::linalg::pcg::constraint_forces;
@@ -258,19 +258,6 @@ impl Simulator {
         if !x_new.iter().all(finite) || !v_new.as_ref().is_none_or(|v| v.iter().all(finite)) {
             return Err(Rejection::Stretch);
         }
-        let tris = &self.model.triangles;
-        let rest = &self.model.rest;
-        // Position alteration (§6.2) is a deliberate displacement, and the check judges
-        // the solve's own motion: a jump is a change beyond the limit from both the start
-        // x₀ and the altered start x₀ + y. (From x₀ + y alone, a contact's alteration that
-        // drags one corner of a triangle several centimetres onto the body, and the solve
-        // that then brings the rest along, read as a jump: on Baraff's fig. 1 drape half
-        // the rejections were of that kind, with the step ending within 1% of rest.)
-        let shifted: Vec<Vec3> = self.x.iter().zip(&self.y).map(|(x, y)| x + y).collect();
-        self.stretch_before = stretch_measures(tris, rest, &shifted);
-        let altered = self.y.iter().any(|y| *y != Vec3::zeros());
-        let unaltered = altered.then(|| stretch_measures(tris, rest, &self.x));
-        let after = stretch_measures(tris, rest, &x_new);
         // A replayed schedule already reflects where the stretch was hard (see [`schedule`]).
         let limit = if self.replaying || !integrators::checks_stretch_jumps(self.params.integrator)
         {
@@ -278,17 +265,23 @@ impl Simulator {
         } else {
             self.params.max_stretch_change
         };
-        let jump = (self
-            .stretch_before
-            .par_iter()
-            .zip(after.par_iter())
-            .enumerate())
-        .any(|(t, (a, b))| {
-            (0..2).any(|k| {
-                let from_start = unaltered.as_ref().map_or(a[k], |u| u[t][k]);
-                stretch_excess(a[k], b[k]).min(stretch_excess(from_start, b[k])) > limit
-            })
-        });
+        // Position alteration (§6.2) is a deliberate displacement, and the check judges
+        // the solve's own motion: a jump is a change beyond the limit from both the start
+        // x₀ and the altered start x₀ + y (see [`stretch_jumped`]).
+        let shifted: Vec<Vec3> = self.x.iter().zip(&self.y).map(|(x, y)| x + y).collect();
+        let (tris, rest) = (&self.model.triangles, &self.model.rest);
+        let jump = limit.is_finite()
+            && (tris.par_iter().zip(rest.par_iter())).any(|(t, r)| {
+                let unaltered = || {
+                    let moved = t.iter().any(|&i| self.y[i] != Vec3::zeros());
+                    moved.then(|| stretch_measure(t, r, &self.x))
+                };
+                let (start, end) = (
+                    stretch_measure(t, r, &shifted),
+                    stretch_measure(t, r, &x_new),
+                );
+                stretch_jumped(start, end, unaltered, limit)
+            });
         if jump {
             return Err(Rejection::Stretch);
         }
@@ -337,6 +330,30 @@ impl Simulator {
     }
 }
 
+/// Whether a triangle's stretch `(‖w_u‖, ‖w_v‖)` jumped (Baraff §7) from `shifted` at the
+/// altered start x₀ + y to `after` at the end of the step: some component's
+/// [`stretch_excess`] beyond `limit` from the altered start and also from the start x₀
+/// (`unaltered`, computed only when needed; `None` when no corner was altered). From
+/// x₀ + y alone, a contact's alteration that drags one corner several centimetres onto
+/// the body, and the solve that then brings the rest along, read as a jump: on Baraff's
+/// fig.-1 drape half the rejections were of that kind, the step ending within 1% of rest.
+fn stretch_jumped(
+    shifted: [f64; 2],
+    after: [f64; 2],
+    unaltered: impl FnOnce() -> Option<[f64; 2]>,
+    limit: f64,
+) -> bool {
+    let beyond = |from: [f64; 2]| [0, 1].map(|k| stretch_excess(from[k], after[k]) > limit);
+    let altered_start = beyond(shifted);
+    if !altered_start.contains(&true) {
+        return false;
+    }
+    match unaltered() {
+        None => true,
+        Some(start) => (altered_start.iter().zip(beyond(start))).any(|(&a, b)| a && b),
+    }
+}
+
 /// How far a stretch measure `after` (‖w_u‖ or ‖w_v‖ at the end of a step) lies outside
 /// the range between its value `before` the step and rest (1): 0 for a triangle that relaxed
 /// toward rest without passing it, the overshoot past rest for one that did, and the whole
@@ -356,7 +373,45 @@ fn stretch_excess(before: f64, after: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::stretch_excess;
+    use super::{stretch_excess, stretch_jumped};
+
+    #[test]
+    fn a_jump_must_show_from_both_the_start_and_the_altered_start() {
+        let limit = 0.02;
+        // Moving away from rest with nothing altered: a jump.
+        assert!(stretch_jumped([1.0, 1.0], [1.05, 1.0], || None, limit));
+        // A corner dragged by an alteration (1.0 → 2.06 at x₀ + y) and the solve bringing
+        // the triangle back to 1.01: no jump.
+        assert!(!stretch_jumped(
+            [1.0, 2.06],
+            [1.0, 1.01],
+            || Some([1.0, 1.0]),
+            limit
+        ));
+        // Compressed to 0.90 by the alteration, ending at 1.03 from 1.04 at x₀: 3% past
+        // rest from x₀ + y, relaxation from x₀: no jump.
+        assert!(!stretch_jumped(
+            [0.90, 1.0],
+            [1.03, 1.0],
+            || Some([1.04, 1.0]),
+            limit
+        ));
+        // The same end from an unaltered start at rest: a jump.
+        assert!(stretch_jumped(
+            [0.90, 1.0],
+            [1.03, 1.0],
+            || Some([1.0, 1.0]),
+            limit
+        ));
+        // Both starts must agree on the component: u jumps only from x₀ + y, v only from
+        // x₀: no jump.
+        assert!(!stretch_jumped(
+            [0.95, 1.03],
+            [1.03, 1.03],
+            || Some([1.03, 1.0]),
+            limit
+        ));
+    }
 
     #[test]
     fn stretch_excess_counts_only_motion_away_from_rest() {
