@@ -1,6 +1,6 @@
 //! The linear algebra of the implicit step: a 3x3 block CSR matrix whose sparsity pattern is
 //! built once per topology ([`pattern`]), deterministic parallel assembly from per-element
-//! blocks ([`assembly`]), and the modified preconditioned conjugate gradient of Baraff §5.3
+//! blocks ([`assembly`], race-free through the element colouring of [`colouring`]), and the modified preconditioned conjugate gradient of Baraff §5.3
 //! with per-particle filters ([`pcg`]) and its preconditioners ([`precond`]: block Jacobi,
 //! symmetric block Gauss–Seidel, block incomplete Cholesky).
 //!
@@ -10,6 +10,7 @@
 pub mod assembly;
 pub mod bcsr;
 pub mod block3;
+pub mod colouring;
 pub mod pattern;
 pub mod pcg;
 pub mod precond;

@@ -6,17 +6,20 @@
 //! ```
 //! `M` diagonal particle masses (kg), `h` the step (s), `f₀` all forces at the start of the
 //! step (N), `v₀` velocities (m/s), `y` the position alteration of §6.2 (m). Each element
-//! (triangle: stretch + shear + drag; hinge: bend; self-contact: repulsion spring) computes its blocks of the left side and
-//! its share of the right side into flat per-element buffers in parallel; the
-//! [`AssemblyPlan`] then gathers them in a fixed order, so the system is bit-identical for
-//! any thread count.
+//! (triangle: stretch + shear + drag; hinge: bend; self-contact: repulsion spring) computes
+//! its blocks of the left side and its share of the right side and adds them straight into
+//! the matrix, colour by colour of the [`AssemblyPlan`] (elements of a colour share no
+//! particle, so they run in parallel without races), so the system is bit-identical for
+//! any thread count. The other products over the elements (forces only, transposed
+//! Jacobian products of the adjoint) fill small per-element vector buffers that the plan
+//! gathers in a fixed order.
 use crate::collision::self_contact::{repulsion_forces, Repulsion};
 use crate::forces::external::{drag, gravity, lift};
 use crate::forces::shear::add_shear;
 use crate::forces::spring::{spring, SpringParams};
 use crate::forces::stretch::{add_stretch, StretchParams};
 use crate::forces::{bend::bend, ElementForces, JacobianMode};
-use crate::linalg::assembly::ElementSet;
+use crate::linalg::assembly::{ElementSet, MAX_SCATTER_ARITY};
 use crate::linalg::{AssemblyPlan, BlockCsr};
 use crate::model::springs::{springs, SpringKind};
 use crate::model::ClothModel;
@@ -122,17 +125,14 @@ pub struct System {
     repulsions: Vec<Repulsion>,
     /// Repulsion distance, stiffness and damping of self-contacts.
     repulsion_params: (f64, f64, f64),
-    repulsion_blocks: Vec<Mat3>,
     repulsion_rhs: Vec<Vec3>,
     coefficients: Coefficients,
     /// `A = M − h ∂f/∂v − h² ∂f/∂x`.
     pub matrix: BlockCsr,
     /// `b = h (f₀ + ∂f/∂x (h v₀ + y))`.
     pub rhs: Vec<Vec3>,
-    triangle_blocks: Vec<Mat3>,
     triangle_rhs: Vec<Vec3>,
-    /// Blocks of the second element set: hinges (continuum) or springs (mass-spring).
-    hinge_blocks: Vec<Mat3>,
+    /// Vectors of the second element set: hinges (continuum) or springs (mass-spring).
     hinge_rhs: Vec<Vec3>,
     mass_blocks: Vec<Mat3>,
 }
@@ -183,13 +183,10 @@ impl System {
             base_sets,
             repulsions: Vec::new(),
             repulsion_params: (0.0, material.stretch, material.stretch_damping),
-            repulsion_blocks: Vec::new(),
             repulsion_rhs: Vec::new(),
             matrix,
             rhs: vec![Vec3::zeros(); n],
-            triangle_blocks: vec![Mat3::zeros(); nt * 9],
             triangle_rhs: vec![Vec3::zeros(); nt * 3],
-            hinge_blocks: vec![Mat3::zeros(); nh * arity * arity],
             hinge_rhs: vec![Vec3::zeros(); nh * arity],
             mass_blocks: model.mass.iter().map(|&m| Mat3::identity() * m).collect(),
         }
@@ -217,16 +214,31 @@ impl System {
             wind,
             mode,
         };
-        self.fill_elements(&state, &SystemWriter { v, y, h });
-        let blocks = per_set(
-            &self.triangle_blocks,
-            &self.hinge_blocks,
-            &self.repulsion_blocks,
-        );
-        self.plan
-            .gather_matrix(&blocks, Some(&self.mass_blocks), &mut self.matrix);
-        let vectors = per_set(&self.triangle_rhs, &self.hinge_rhs, &self.repulsion_rhs);
-        self.plan.gather_vector(&vectors, &mut self.rhs);
+        let System {
+            force_model,
+            plan,
+            repulsions,
+            repulsion_params,
+            coefficients,
+            matrix,
+            rhs,
+            mass_blocks,
+            ..
+        } = self;
+        plan.scatter_begin(Some(mass_blocks), matrix, rhs);
+        let elements = Elements {
+            state: &state,
+            coeff: coefficients,
+            continuum: *force_model == ForceModel::Continuum,
+            repulsions,
+            repulsion_params: *repulsion_params,
+        };
+        elements.visit(&mut ScatterSink {
+            plan,
+            matrix,
+            rhs,
+            writer: &SystemWriter { v, y, h },
+        });
         self.rhs
             .par_iter_mut()
             .zip(model.mass.par_iter())
@@ -266,77 +278,23 @@ impl System {
     }
 
     /// Computes every element's forces at `state` and lets `writer` fill its slots of the
-    /// flat block and vector buffers.
+    /// flat vector buffers.
     fn fill_elements(&mut self, state: &State, writer: &impl ElementWriter) {
-        let State {
-            model,
-            x,
-            v,
-            wind,
-            mode,
-        } = *state;
-        let coeff = &self.coefficients;
-        let continuum = self.force_model == ForceModel::Continuum;
-        self.triangle_blocks
-            .par_chunks_mut(9)
-            .zip(self.triangle_rhs.par_chunks_mut(3))
-            .enumerate()
-            .for_each(|(t, (blocks, rhs))| {
-                let tri = model.triangles[t];
-                let rest = &model.rest[t];
-                let xs = tri.map(|i| x[i]);
-                let vs = tri.map(|i| v[i]);
-                let (sp, ks, kds) = &coeff.triangles[t];
-                let mut e = ElementForces::zero();
-                if continuum {
-                    add_stretch(&mut e, &xs, &vs, rest, sp, mode);
-                    add_shear(&mut e, &xs, &vs, rest, *ks, *kds, mode);
-                }
-                if coeff.drag > 0.0 {
-                    e.add(&drag(&xs, &vs, rest.area, coeff.drag, wind, mode));
-                }
-                if coeff.lift > 0.0 {
-                    e.add(&lift(&xs, &vs, rest.area, coeff.lift, wind, mode));
-                }
-                writer.write(&e, tri, blocks, rhs);
-            });
-        if continuum {
-            self.hinge_blocks
-                .par_chunks_mut(16)
-                .zip(self.hinge_rhs.par_chunks_mut(4))
-                .enumerate()
-                .for_each(|(k, (blocks, rhs))| {
-                    let hinge = &model.hinges[k];
-                    let nodes = hinge_nodes(hinge);
-                    let xs = nodes.map(|i| x[i]);
-                    let vs = nodes.map(|i| v[i]);
-                    let (kb, kdb) = coeff.hinges[k];
-                    let e = bend(&xs, &vs, hinge.rest_angle, kb, kdb, mode);
-                    writer.write(&e, nodes, blocks, rhs);
-                });
-        } else {
-            self.hinge_blocks
-                .par_chunks_mut(4)
-                .zip(self.hinge_rhs.par_chunks_mut(2))
-                .zip(coeff.springs.par_iter())
-                .for_each(|((blocks, rhs), (nodes, p))| {
-                    let e = spring(&nodes.map(|i| x[i]), &nodes.map(|i| v[i]), p, mode);
-                    writer.write(&e, *nodes, blocks, rhs);
-                });
-        }
-        let (d, kr, kdr) = self.repulsion_params;
-        let repulsions = &self.repulsions;
-        self.repulsion_blocks
-            .par_chunks_mut(16)
-            .zip(self.repulsion_rhs.par_chunks_mut(4))
-            .enumerate()
-            .for_each(|(k, (blocks, rhs))| {
-                let r = &repulsions[k];
-                let xs = r.nodes.map(|i| x[i]);
-                let vs = r.nodes.map(|i| v[i]);
-                let e = repulsion_forces(r, &xs, &vs, d, kr, kdr, mode);
-                writer.write(&e, r.nodes, blocks, rhs);
-            });
+        let elements = Elements {
+            state,
+            coeff: &self.coefficients,
+            continuum: self.force_model == ForceModel::Continuum,
+            repulsions: &self.repulsions,
+            repulsion_params: self.repulsion_params,
+        };
+        elements.visit(&mut BufferSink {
+            buffers: [
+                &mut self.triangle_rhs,
+                &mut self.hinge_rhs,
+                &mut self.repulsion_rhs,
+            ],
+            writer,
+        });
     }
 
     /// The vector buffers of the element sets of the current plan.
@@ -364,16 +322,147 @@ struct State<'a> {
     mode: JacobianMode,
 }
 
-/// What one element contributes to the flat buffers, given its forces and particles.
+/// What one element contributes to the vector buffers, given its forces and particles.
 trait ElementWriter: Sync {
-    /// Fills `blocks` (N² blocks, `[a * N + b]`) and `rhs` (N vectors) of one element.
-    fn write<const N: usize>(
-        &self,
-        e: &ElementForces<N>,
-        nodes: [usize; N],
-        blocks: &mut [Mat3],
-        rhs: &mut [Vec3],
+    /// Fills `rhs` (N vectors) of one element.
+    fn write<const N: usize>(&self, e: &ElementForces<N>, nodes: [usize; N], rhs: &mut [Vec3]);
+}
+
+/// The elements of a [`System`] evaluated at one state: triangles (set 0), hinges or
+/// springs (set 1) and this step's self-contact springs (set 2), in the plan's set order.
+struct Elements<'a> {
+    state: &'a State<'a>,
+    coeff: &'a Coefficients,
+    continuum: bool,
+    repulsions: &'a [Repulsion],
+    repulsion_params: (f64, f64, f64),
+}
+
+/// Receives each element set: its index in the plan, its element count and the function
+/// giving element `k`'s particles and forces.
+trait SetSink {
+    fn set<const N: usize>(
+        &mut self,
+        set: usize,
+        count: usize,
+        element: impl Fn(usize) -> ([usize; N], ElementForces<N>) + Sync,
     );
+}
+
+impl Elements<'_> {
+    /// Hands every element set to `sink`.
+    fn visit(&self, sink: &mut impl SetSink) {
+        let State {
+            model,
+            x,
+            v,
+            wind,
+            mode,
+        } = *self.state;
+        let coeff = self.coeff;
+        let continuum = self.continuum;
+        sink.set(0, model.triangles.len(), |t| {
+            let tri = model.triangles[t];
+            let rest = &model.rest[t];
+            let xs = tri.map(|i| x[i]);
+            let vs = tri.map(|i| v[i]);
+            let (sp, ks, kds) = &coeff.triangles[t];
+            let mut e = ElementForces::zero();
+            if continuum {
+                add_stretch(&mut e, &xs, &vs, rest, sp, mode);
+                add_shear(&mut e, &xs, &vs, rest, *ks, *kds, mode);
+            }
+            if coeff.drag > 0.0 {
+                e.add(&drag(&xs, &vs, rest.area, coeff.drag, wind, mode));
+            }
+            if coeff.lift > 0.0 {
+                e.add(&lift(&xs, &vs, rest.area, coeff.lift, wind, mode));
+            }
+            (tri, e)
+        });
+        if continuum {
+            sink.set(1, model.hinges.len(), |k| {
+                let hinge = &model.hinges[k];
+                let nodes = hinge_nodes(hinge);
+                let (kb, kdb) = coeff.hinges[k];
+                let e = bend(
+                    &nodes.map(|i| x[i]),
+                    &nodes.map(|i| v[i]),
+                    hinge.rest_angle,
+                    kb,
+                    kdb,
+                    mode,
+                );
+                (nodes, e)
+            });
+        } else {
+            sink.set(1, coeff.springs.len(), |k| {
+                let (nodes, p) = &coeff.springs[k];
+                let e = spring(&nodes.map(|i| x[i]), &nodes.map(|i| v[i]), p, mode);
+                (*nodes, e)
+            });
+        }
+        if !self.repulsions.is_empty() {
+            let (d, kr, kdr) = self.repulsion_params;
+            sink.set(2, self.repulsions.len(), |k| {
+                let r = &self.repulsions[k];
+                let xs = r.nodes.map(|i| x[i]);
+                let vs = r.nodes.map(|i| v[i]);
+                (r.nodes, repulsion_forces(r, &xs, &vs, d, kr, kdr, mode))
+            });
+        }
+    }
+}
+
+/// Writes each element's vectors into its slots of the per-set buffers.
+struct BufferSink<'a, W> {
+    buffers: [&'a mut [Vec3]; 3],
+    writer: &'a W,
+}
+
+impl<W: ElementWriter> SetSink for BufferSink<'_, W> {
+    fn set<const N: usize>(
+        &mut self,
+        set: usize,
+        _count: usize,
+        element: impl Fn(usize) -> ([usize; N], ElementForces<N>) + Sync,
+    ) {
+        let writer = self.writer;
+        self.buffers[set]
+            .par_chunks_mut(N)
+            .enumerate()
+            .for_each(|(k, rhs)| {
+                let (nodes, e) = element(k);
+                writer.write(&e, nodes, rhs);
+            });
+    }
+}
+
+/// Adds each element's blocks and right-hand side straight into the system (colour by
+/// colour, [`AssemblyPlan::scatter`]).
+struct ScatterSink<'a> {
+    plan: &'a AssemblyPlan,
+    matrix: &'a mut BlockCsr,
+    rhs: &'a mut [Vec3],
+    writer: &'a SystemWriter<'a>,
+}
+
+impl SetSink for ScatterSink<'_> {
+    fn set<const N: usize>(
+        &mut self,
+        set: usize,
+        _count: usize,
+        element: impl Fn(usize) -> ([usize; N], ElementForces<N>) + Sync,
+    ) {
+        const { assert!(N <= MAX_SCATTER_ARITY) };
+        let writer = self.writer;
+        self.plan
+            .scatter(set, Some(self.matrix), self.rhs, |k, blocks, rhs| {
+                let (nodes, e) = element(k);
+                writer.write(&e, nodes, rhs);
+                writer.blocks(&e, blocks);
+            });
+    }
 }
 
 impl System {
@@ -384,8 +473,6 @@ impl System {
         let old: Vec<[usize; 4]> = self.repulsions.iter().map(|r| r.nodes).collect();
         let new: Vec<[usize; 4]> = repulsions.iter().map(|r| r.nodes).collect();
         self.repulsions = repulsions;
-        self.repulsion_blocks
-            .resize(self.repulsions.len() * 16, Mat3::zeros());
         self.repulsion_rhs
             .resize(self.repulsions.len() * 4, Vec3::zeros());
         if old == new {
@@ -439,22 +526,26 @@ struct SystemWriter<'a> {
 }
 
 impl ElementWriter for SystemWriter<'_> {
-    fn write<const N: usize>(
-        &self,
-        e: &ElementForces<N>,
-        nodes: [usize; N],
-        blocks: &mut [Mat3],
-        rhs: &mut [Vec3],
-    ) {
+    fn write<const N: usize>(&self, e: &ElementForces<N>, nodes: [usize; N], rhs: &mut [Vec3]) {
+        let h = self.h;
+        for ((r, f), row) in rhs.iter_mut().zip(&e.f).zip(&e.dfdx) {
+            let mut sum = *f;
+            for (k, &j) in row.iter().zip(&nodes) {
+                sum += k * (h * self.v[j] + self.y[j]);
+            }
+            *r = h * sum;
+        }
+    }
+}
+
+impl SystemWriter<'_> {
+    /// The element's blocks of the left side, `blocks[a·N + b]`.
+    fn blocks<const N: usize>(&self, e: &ElementForces<N>, blocks: &mut [Mat3]) {
         let h = self.h;
         for a in 0..N {
-            let mut r = e.f[a];
             for b in 0..N {
-                let j = nodes[b];
-                r += e.dfdx[a][b] * (h * self.v[j] + self.y[j]);
                 blocks[a * N + b] = -h * e.dfdv[a][b] - (h * h) * e.dfdx[a][b];
             }
-            rhs[a] = h * r;
         }
     }
 }
@@ -467,13 +558,7 @@ struct TransposeProduct<'a> {
 }
 
 impl ElementWriter for TransposeProduct<'_> {
-    fn write<const N: usize>(
-        &self,
-        e: &ElementForces<N>,
-        nodes: [usize; N],
-        _blocks: &mut [Mat3],
-        rhs: &mut [Vec3],
-    ) {
+    fn write<const N: usize>(&self, e: &ElementForces<N>, nodes: [usize; N], rhs: &mut [Vec3]) {
         let jacobian = if self.velocity { &e.dfdv } else { &e.dfdx };
         for (a, r) in rhs.iter_mut().enumerate().take(N) {
             *r = (0..N)

@@ -51,7 +51,22 @@ fn kernels_are_bit_identical_for_one_and_two_threads() {
         plan.gather_vector(&vrefs, &mut rhs);
         let mut ax = vec![Vec3::zeros(); n];
         a.mul_vec(&x, &mut ax);
-        (dot(&x, &y).to_bits(), bits(&ax), bits(&rhs))
+        // The scatter of the same elements, colour by colour.
+        let mut scattered = BlockCsr::zeros(plan.pattern.clone());
+        let mut scattered_rhs = vec![Vec3::zeros(); n];
+        plan.scatter_begin(None, &mut scattered, &mut scattered_rhs);
+        for (s, set) in sets.iter().enumerate() {
+            let k = set.arity;
+            plan.scatter(s, Some(&mut scattered), &mut scattered_rhs, |e, b, v| {
+                b.copy_from_slice(&blocks[s][e * k * k..][..k * k]);
+                v.copy_from_slice(&vectors[s][e * k..][..k]);
+            });
+        }
+        let scattered: Vec<u64> = (scattered.values.iter())
+            .flat_map(|m| m.iter().map(|c| c.to_bits()))
+            .collect();
+        let sums = (bits(&ax), bits(&rhs), scattered, bits(&scattered_rhs));
+        (dot(&x, &y).to_bits(), sums)
     };
     let one = in_pool(1, run);
     let two = in_pool(2, run);

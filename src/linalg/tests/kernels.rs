@@ -108,12 +108,40 @@ proptest! {
         out.values.iter_mut().for_each(|m| *m = Mat3::repeat(7.0));
         let refs: Vec<&[Mat3]> = blocks.iter().map(|b| b.as_slice()).collect();
         plan.gather_matrix(&refs, with_mass.then_some(mass.as_slice()), &mut out);
-        prop_assert_eq!(dense(&out), naive);
+        prop_assert_eq!(&dense(&out), &naive);
 
         let mut out_v = vec![Vec3::repeat(7.0); n];
         let vrefs: Vec<&[Vec3]> = vectors.iter().map(|v| v.as_slice()).collect();
         plan.gather_vector(&vrefs, &mut out_v);
-        prop_assert_eq!(out_v, naive_v);
+        prop_assert_eq!(&out_v, &naive_v);
+
+        // The scatter sums in colour order instead of element order: equal to rounding.
+        let mut sc = BlockCsr::zeros(plan.pattern.clone());
+        sc.values.iter_mut().for_each(|m| *m = Mat3::repeat(7.0));
+        let mut sc_v = vec![Vec3::repeat(7.0); n];
+        plan.scatter_begin(with_mass.then_some(mass.as_slice()), &mut sc, &mut sc_v);
+        for (s, set) in sets.iter().enumerate() {
+            let k = set.arity;
+            plan.scatter(s, Some(&mut sc), &mut sc_v, |e, b, v| {
+                b.copy_from_slice(&blocks[s][e * k * k..][..k * k]);
+                v.copy_from_slice(&vectors[s][e * k..][..k]);
+            });
+        }
+        let err = (dense(&sc) - &naive).amax();
+        prop_assert!(err <= 1e-12 * (1.0 + naive.amax()), "matrix error {}", err);
+        let err_v = sc_v.iter().zip(&naive_v).map(|(a, b)| (a - b).amax()).fold(0.0, f64::max);
+        prop_assert!(err_v <= 1e-12 * (1.0 + out_v.iter().map(|v| v.amax()).fold(0.0, f64::max)));
+        // Vectors only: the matrix is not needed.
+        let mut only_v = vec![Vec3::zeros(); n];
+        plan.scatter_begin(None, &mut sc, &mut only_v);
+        for (s, set) in sets.iter().enumerate() {
+            let k = set.arity;
+            plan.scatter(s, None, &mut only_v, |e, b, v| {
+                assert!(b.is_empty(), "blocks asked for without a matrix");
+                v.copy_from_slice(&vectors[s][e * k..][..k]);
+            });
+        }
+        prop_assert_eq!(only_v, sc_v);
     }
 }
 

@@ -109,7 +109,8 @@ fn perf_report() {
 /// `cargo test --release --lib linalg::tests::perf::assembly_report -- --ignored --nocapture`:
 /// milliseconds per [`System::assemble`](crate::pipeline::assemble::System) of the
 /// 2,601-particle fig.-1 sheet, crumpled by a smooth displacement so that every force is
-/// active, on one thread (`DRAPE_PERF_ASSEMBLIES` repetitions, default 200).
+/// active, on `DRAPE_PERF_THREADS` threads (default 1; `DRAPE_PERF_ASSEMBLIES`
+/// repetitions, default 200).
 #[test]
 #[ignore]
 fn assembly_report() {
@@ -126,8 +127,9 @@ fn assembly_report() {
     let v: Vec<Vec3> = x.iter().map(|p| Vec3::new(p.z, -p.x, 0.3 * p.y)).collect();
     let y = vec![Vec3::zeros(); x.len()];
     let mut system = System::new(&model, &material);
+    let threads: usize = env_or("DRAPE_PERF_THREADS", 1);
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
+        .num_threads(threads)
         .build()
         .expect("thread pool");
     pool.install(|| {
@@ -146,7 +148,7 @@ fn assembly_report() {
         let checksum: f64 = system.matrix.values.iter().map(|m| m.sum()).sum::<f64>()
             + system.rhs.iter().map(|b| b.sum()).sum::<f64>();
         println!(
-            "ASSEMBLY n={} {ms:.3} ms per assembly (1 thread), checksum {checksum:.12e}",
+            "ASSEMBLY n={} {ms:.3} ms per assembly ({threads} threads), checksum {checksum:.12e}",
             x.len()
         );
     });

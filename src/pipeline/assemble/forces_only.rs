@@ -4,7 +4,7 @@ use super::{ElementWriter, State, System};
 use crate::forces::external::{drag, gravity, lift};
 use crate::forces::{ElementForces, JacobianMode};
 use crate::model::ClothModel;
-use crate::{Mat3, Vec3};
+use crate::Vec3;
 use rayon::prelude::*;
 
 impl System {
@@ -97,13 +97,7 @@ impl System {
 struct ForceWriter;
 
 impl ElementWriter for ForceWriter {
-    fn write<const N: usize>(
-        &self,
-        e: &ElementForces<N>,
-        _nodes: [usize; N],
-        _blocks: &mut [Mat3],
-        rhs: &mut [Vec3],
-    ) {
+    fn write<const N: usize>(&self, e: &ElementForces<N>, _nodes: [usize; N], rhs: &mut [Vec3]) {
         rhs[..N].copy_from_slice(&e.f);
     }
 }
@@ -113,13 +107,7 @@ impl ElementWriter for ForceWriter {
 struct RowBoundWriter;
 
 impl ElementWriter for RowBoundWriter {
-    fn write<const N: usize>(
-        &self,
-        e: &ElementForces<N>,
-        _nodes: [usize; N],
-        _blocks: &mut [Mat3],
-        rhs: &mut [Vec3],
-    ) {
+    fn write<const N: usize>(&self, e: &ElementForces<N>, _nodes: [usize; N], rhs: &mut [Vec3]) {
         for (a, r) in rhs.iter_mut().enumerate().take(N) {
             let k: f64 = e.dfdx[a].iter().map(|m| m.norm()).sum();
             let d: f64 = e.dfdv[a].iter().map(|m| m.norm()).sum();
