@@ -177,8 +177,8 @@ pub fn default_params() -> SolverParams {
 }
 
 /// [`default_params`] with overrides from the environment, so the benchmarks can compare
-/// settings without a rebuild: `DRAPE_BENCH_PRECONDITIONER` (`jacobi`, `gauss-seidel` or
-/// `ic0`), `DRAPE_BENCH_CG_TOLERANCE` (ε of the PCG) and `DRAPE_BENCH_MAX_STRETCH_CHANGE`
+/// settings without a rebuild: `DRAPE_BENCH_PRECONDITIONER` (`jacobi`, `gauss-seidel`,
+/// `ic0`, `cholesky` or `auto`), `DRAPE_BENCH_CG_TOLERANCE` (ε of the PCG) and `DRAPE_BENCH_MAX_STRETCH_CHANGE`
 /// (the stretch-jump limit of a step). Unset or unparsable values keep the default.
 pub fn params_from_env() -> SolverParams {
     let mut p = default_params();
@@ -200,12 +200,15 @@ pub fn params_from_env() -> SolverParams {
     p
 }
 
-/// The preconditioner named `name` (`jacobi`, `gauss-seidel`, `ic0`), if any.
+/// The preconditioner named `name` (`jacobi`, `gauss-seidel`, `ic0`, `cholesky`, `auto`),
+/// if any.
 pub fn parse_preconditioner(name: &str) -> Option<Preconditioner> {
     match name.trim().to_ascii_lowercase().as_str() {
         "jacobi" | "block-jacobi" => Some(Preconditioner::BlockJacobi),
         "gauss-seidel" | "gs" => Some(Preconditioner::BlockGaussSeidel),
         "ic0" | "ic" => Some(Preconditioner::BlockIncompleteCholesky),
+        "cholesky" | "sparse-cholesky" => Some(Preconditioner::SparseCholesky),
+        "auto" => Some(Preconditioner::Auto),
         _ => None,
     }
 }

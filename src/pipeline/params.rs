@@ -78,7 +78,14 @@ pub struct SolverParams {
     /// (retried at half the size, where the system is better conditioned).
     pub cg_max_iterations: usize,
     /// Preconditioner of the PCG ([`crate::linalg::precond`]). Default block incomplete
-    /// Cholesky IC(0), measured against block Jacobi (Baraff §5.3, the default before) on
+    /// Cholesky IC(0). [`Preconditioner::Auto`](crate::linalg::Preconditioner::Auto)
+    /// (the complete sparse Cholesky factor of the filtered matrix up to
+    /// [`DIRECT_MAX_PARTICLES`](crate::linalg::precond::DIRECT_MAX_PARTICLES) particles,
+    /// IC(0) above) takes 1 CG per step instead of 125 on the 416-particle skirt (the
+    /// step's assembly and solve 5.2 → 3.0 ms, the factorisation 1.3 ms of it) but is not the
+    /// default: with it the floor pile-up of tests/self_collision.rs accepts a
+    /// self-crossing at the smallest steps (frame 13), not yet understood. IC(0) was
+    /// measured against block Jacobi (Baraff §5.3, the default before) on
     /// the two-corner sheet (4 frames from rest, 2.25 steps per frame for both, machine
     /// shared with another engineer's builds):
     ///

@@ -16,10 +16,11 @@ use crate::linalg::{
 use crate::{Mat3, Vec3};
 use nalgebra::DMatrix;
 
-const ALL: [Preconditioner; 3] = [
+const ALL: [Preconditioner; 4] = [
     Preconditioner::BlockJacobi,
     Preconditioner::BlockGaussSeidel,
     Preconditioner::BlockIncompleteCholesky,
+    Preconditioner::SparseCholesky,
 ];
 
 /// Dense `Ã = S A S + I − S` of the module doc of `precond`.
@@ -245,6 +246,48 @@ fn ic0_needs_several_times_fewer_iterations_than_block_jacobi_on_stiff_springs()
     );
     assert!(counts[2] * 3 < counts[0], "{counts:?}");
     assert!(counts[2] < counts[1] && counts[1] < counts[0], "{counts:?}");
+    // The complete factor inverts Ã: one iteration, two if rounding leaves a residual.
+    assert!(counts[3] <= 2, "{counts:?}");
+}
+
+#[test]
+fn the_complete_factor_inverts_the_filtered_matrix_with_constraints() {
+    let (a, _) = spring_system(9, 8, 1e4, 47);
+    let mut rng = Rng::new(48);
+    let constraints = mixed_constraints(a.n(), 5, &mut rng);
+    assert!(constraints.iter().any(|c| c.filter == Mat3::zeros()));
+    assert!(constraints.iter().any(|c| c.filter != Mat3::zeros()));
+    let f = factor(&a, &constraints, Preconditioner::SparseCholesky);
+    assert!(f.stats.complete);
+    let pinv = dense_inverse(&f, a.n());
+    let filtered = dense_filtered(&a, &constraints);
+    let err = (&pinv * &filtered - DMatrix::identity(3 * a.n(), 3 * a.n())).amax();
+    eprintln!("complete factor: max |P⁻¹Ã − I| = {err:.2e}");
+    assert!(err < 1e-9, "{err}");
+}
+
+#[test]
+fn an_indefinite_matrix_falls_back_to_ic0_and_auto_factors_completely_only_small_systems() {
+    let (mut a, _) = spd_system(6, 6, 1.0, 49);
+    let f = factor(&a, &[], Preconditioner::SparseCholesky);
+    assert!(f.stats.complete);
+    for i in (0..a.n()).step_by(3) {
+        let k = a.pattern.slot(i, i).expect("diagonal");
+        a.values[k] = -a.values[k];
+    }
+    let f = factor(&a, &[], Preconditioner::SparseCholesky);
+    assert!(
+        !f.stats.complete && f.stats.pivot_fallbacks > 0,
+        "{:?}",
+        f.stats
+    );
+    // Auto: complete up to DIRECT_MAX_PARTICLES, IC(0) above.
+    let (small, _) = spd_system(8, 8, 20.0, 50);
+    assert!(factor(&small, &[], Preconditioner::Auto).stats.complete);
+    let (large, _) = spd_system(33, 32, 20.0, 51);
+    assert!(large.n() > crate::linalg::precond::DIRECT_MAX_PARTICLES);
+    let f = factor(&large, &[], Preconditioner::Auto);
+    assert!(!f.stats.complete);
 }
 
 #[test]
@@ -287,7 +330,7 @@ fn triangular_preconditioners_are_bit_identical_for_one_and_two_threads() {
         max_iterations: 500,
         warm_start: false,
     };
-    for p in [ALL[1], ALL[2]] {
+    for p in [ALL[1], ALL[2], ALL[3]] {
         let run = || {
             let mut scratch = PcgScratch::default();
             let mut dv = vec![Vec3::zeros(); a.n()];
@@ -302,8 +345,11 @@ fn triangular_preconditioners_are_bit_identical_for_one_and_two_threads() {
         };
         let one = in_pool(1, run);
         let two = in_pool(2, run);
+        // Several iterations, so that the threads' chunks really meet (the complete
+        // factor solves in one or two).
+        let iterative = p != Preconditioner::SparseCholesky;
         assert!(
-            one.0.converged && one.0.iterations > 3,
+            one.0.converged && (one.0.iterations > 3) == iterative && one.0.iterations > 0,
             "{p:?}: {:?}",
             one.0
         );
