@@ -40,8 +40,8 @@ const GATHER_CHUNK: usize = 512;
 const SCATTER_CHUNK: usize = 64;
 
 /// A colour with fewer elements is scattered on the calling thread: waking the pool for
-/// a few dozen elements costs more than it saves (the 416-particle skirt has about 30
-/// colours of 30–70 elements per set). Scheduling only: the sums are the same.
+/// a few dozen elements costs more than it saves (a mesh of a few hundred particles has
+/// colours of a few dozen elements). Scheduling only: the sums are the same.
 const SCATTER_PARALLEL_MIN: usize = 64;
 
 /// Largest element arity [`AssemblyPlan::scatter`] takes (hinges and self-contact springs).
