@@ -121,6 +121,8 @@ pub struct AssemblyPlan {
     /// `(arity, count)` of each set, to check the buffers handed to the gathers.
     shapes: Vec<(usize, usize)>,
     sets: Vec<ScatterSet>,
+    /// Slot of each particle's diagonal block.
+    diagonal_slots: Vec<usize>,
     /// The gather lists (per pattern slot, the pseudo-set `shapes.len()` meaning
     /// "diagonal[offset]"; per particle), built on the first gather.
     lists: OnceLock<[GatherList; 2]>,
@@ -201,10 +203,14 @@ impl AssemblyPlan {
                 }
             })
             .collect();
+        let diagonal_slots = (0..n)
+            .map(|i| pattern.slot(i, i).expect("pattern contains the diagonal"))
+            .collect();
         AssemblyPlan {
             pattern,
             shapes: sets.iter().map(|s| (s.arity, s.count())).collect(),
             sets: scattered,
+            diagonal_slots,
             lists: OnceLock::new(),
         }
     }
@@ -215,11 +221,7 @@ impl AssemblyPlan {
             let n = self.pattern.n;
             let diag_set = to_u32(self.sets.len());
             let matrix = GatherList::build(self.pattern.nnz(), |push| {
-                for i in 0..n {
-                    let k = self
-                        .pattern
-                        .slot(i, i)
-                        .expect("pattern contains the diagonal");
+                for (i, &k) in self.diagonal_slots.iter().enumerate() {
                     push(k, [diag_set, to_u32(i)]);
                 }
                 for (s, set) in self.sets.iter().enumerate() {
@@ -253,11 +255,7 @@ impl AssemblyPlan {
         rhs.par_iter_mut().for_each(|r| *r = Vec3::zeros());
         if let Some(d) = diagonal {
             assert_eq!(d.len(), self.pattern.n, "scatter_begin: diagonal length");
-            for (i, d) in d.iter().enumerate() {
-                let k = self
-                    .pattern
-                    .slot(i, i)
-                    .expect("pattern contains the diagonal");
+            for (d, &k) in d.iter().zip(&self.diagonal_slots) {
                 out.values[k] = *d;
             }
         }
