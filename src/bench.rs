@@ -194,6 +194,9 @@ pub fn params_from_env() -> SolverParams {
     if let Some(eps) = positive("DRAPE_BENCH_CG_TOLERANCE") {
         p.cg_tolerance = eps;
     }
+    if let Some(on) = var("DRAPE_BENCH_DEFLATION").and_then(|s| s.parse().ok()) {
+        p.cg_deflation = on;
+    }
     if let Some(limit) = positive("DRAPE_BENCH_MAX_STRETCH_CHANGE") {
         p.max_stretch_change = limit;
     }

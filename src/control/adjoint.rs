@@ -100,6 +100,7 @@ impl AdjointSolver {
                 tolerance,
                 max_iterations: params.cg_max_iterations,
                 warm_start: false,
+                deflation: params.cg_deflation,
             },
             preconditioner: params.preconditioner,
             w: Vec::new(),

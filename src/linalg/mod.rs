@@ -1,8 +1,9 @@
 //! The linear algebra of the implicit step: a 3x3 block CSR matrix whose sparsity pattern is
 //! built once per topology ([`pattern`]), deterministic parallel assembly from per-element
 //! blocks ([`assembly`], race-free through the element colouring of [`colouring`]), and the modified preconditioned conjugate gradient of Baraff §5.3
-//! with per-particle filters ([`pcg`]) and its preconditioners ([`precond`]: block Jacobi,
-//! symmetric block Gauss–Seidel, block incomplete Cholesky).
+//! with per-particle filters ([`pcg`]), its preconditioners ([`precond`]: block Jacobi,
+//! symmetric block Gauss–Seidel, block incomplete Cholesky, complete sparse Cholesky) and
+//! its coarse-space deflation ([`deflation`]).
 //!
 //! Determinism: every reduction (dot products, gathers) is split into fixed-size chunks
 //! whose partial results are combined in chunk order, so results are bit-identical for any
@@ -11,6 +12,7 @@ pub mod assembly;
 pub mod bcsr;
 pub mod block3;
 pub mod colouring;
+pub mod deflation;
 pub mod pattern;
 pub mod pcg;
 pub mod precond;

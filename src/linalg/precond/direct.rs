@@ -22,14 +22,14 @@
 //! the caller falls back to IC(0).
 use super::super::{BlockCsr, BlockPattern};
 use crate::{Mat3, Vec3};
-use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt::factor::LltRegularization;
 use faer::sparse::linalg::cholesky::{
     factorize_symbolic_cholesky, LltRef, SymbolicCholesky, SymmetricOrdering,
 };
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
 use faer::{Conj, Mat, Par, Side};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Largest system (particles) [`Preconditioner::Auto`](super::Preconditioner) factors
 /// completely; IC(0) above. Measured (faer on one thread, fig.-1 sheet, numeric
@@ -52,13 +52,24 @@ struct Symbolic {
 
 /// A complete Cholesky factor of `Ã`, reused across calls (its symbolic part per pattern).
 #[derive(Debug, Default)]
-pub(super) struct DirectFactor {
+pub(crate) struct DirectFactor {
     symbolic: Option<Symbolic>,
     /// `Ã` in the order of `csc`.
     values: Vec<f64>,
     /// The numeric factor (valid after a successful [`DirectFactor::factor`]).
     l_values: Vec<f64>,
     valid: bool,
+    /// Right-hand side and faer's stack of [`DirectFactor::apply`], kept across calls.
+    scratch: Mutex<Option<SolveScratch>>,
+}
+
+/// The right-hand side and faer's stack of one solve.
+struct SolveScratch(Mat<f64>, MemBuffer);
+
+impl std::fmt::Debug for SolveScratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SolveScratch({} rows)", self.0.nrows())
+    }
 }
 
 impl Clone for DirectFactor {
@@ -72,11 +83,15 @@ impl DirectFactor {
     /// Factors `Ã` of `a` under the filters `filter(i)` (`None` for a free particle).
     /// Returns false, leaving the factor unusable, if `Ã` is not numerically positive
     /// definite or faer cannot allocate.
-    pub(super) fn factor(&mut self, a: &BlockCsr, filter: impl Fn(usize) -> Option<Mat3>) -> bool {
+    pub(crate) fn factor(&mut self, a: &BlockCsr, filter: impl Fn(usize) -> Option<Mat3>) -> bool {
         self.valid = false;
         let same = matches!(&self.symbolic, Some(s) if Arc::ptr_eq(&s.pattern, &a.pattern));
         if !same {
             self.symbolic = Symbolic::new(&a.pattern);
+            *self
+                .scratch
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner) = None;
         }
         let Some(sym) = &self.symbolic else {
             return false;
@@ -125,20 +140,27 @@ impl DirectFactor {
     /// # Panics
     /// If the last [`DirectFactor::factor`] failed, or `r`, `s` do not have one entry per
     /// particle (caller bugs).
-    pub(super) fn apply(&self, r: &[Vec3], s: &mut [Vec3]) {
+    pub(crate) fn apply(&self, r: &[Vec3], s: &mut [Vec3]) {
         let sym = self.symbolic.as_ref().filter(|_| self.valid);
         let sym = sym.expect("apply after a successful factor");
         let n = sym.pattern.n;
         assert_eq!(r.len(), n, "apply: r has the wrong length");
         assert_eq!(s.len(), n, "apply: s has the wrong length");
-        let mut rhs = Mat::<f64>::from_fn(3 * n, 1, |k, _| r[k / 3][k % 3]);
-        let scratch = sym.cholesky.solve_in_place_scratch::<f64>(1, Par::Seq);
-        let mut buffer = MemBuffer::new(StackReq::any_of(&[scratch]));
+        let mut guard = self.scratch.lock().unwrap_or_else(PoisonError::into_inner);
+        let SolveScratch(rhs, buffer) = guard.get_or_insert_with(|| {
+            let req = sym.cholesky.solve_in_place_scratch::<f64>(1, Par::Seq);
+            SolveScratch(Mat::zeros(3 * n, 1), MemBuffer::new(req))
+        });
+        for (i, ri) in r.iter().enumerate() {
+            for c in 0..3 {
+                rhs[(3 * i + c, 0)] = ri[c];
+            }
+        }
         LltRef::new(&sym.cholesky, &self.l_values).solve_in_place_with_conj(
             Conj::No,
             rhs.as_mut(),
             Par::Seq,
-            MemStack::new(&mut buffer),
+            MemStack::new(buffer),
         );
         for (i, si) in s.iter_mut().enumerate() {
             *si = Vec3::new(rhs[(3 * i, 0)], rhs[(3 * i + 1, 0)], rhs[(3 * i + 2, 0)]);

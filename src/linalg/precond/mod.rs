@@ -61,7 +61,7 @@ pub mod order;
 mod rows;
 mod structure;
 
-use self::direct::DirectFactor;
+pub(crate) use self::direct::DirectFactor;
 pub use self::direct::DIRECT_MAX_PARTICLES;
 use self::rows::{by_domains, gauss_seidel_rows, ic0_rows, sweeps, IcPass};
 use self::structure::Structure;

@@ -92,6 +92,7 @@ fn pcg_is_bit_identical_for_one_and_two_threads() {
         tolerance: 1e-9,
         max_iterations: 500,
         warm_start: false,
+        deflation: false,
     };
     let run = || {
         let mut scratch = PcgScratch::default();

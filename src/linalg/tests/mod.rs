@@ -6,6 +6,7 @@ use super::{AssemblyPlan, BlockCsr};
 use crate::{Mat3, Vec3};
 use nalgebra::{DMatrix, DVector};
 
+mod deflation;
 mod determinism;
 mod kernels;
 mod ordering;

@@ -36,6 +36,7 @@ fn perf_report() {
         _ => Preconditioner::BlockIncompleteCholesky,
     };
     params.cg_warm_start = env_or("DRAPE_PERF_WARM", false);
+    params.cg_deflation = env_or("DRAPE_PERF_DEFLATION", params.cg_deflation);
     params.cg_tolerance = env_or("DRAPE_PERF_TOL", params.cg_tolerance);
     let threads: usize = env_or("DRAPE_PERF_THREADS", 2);
     let pool = rayon::ThreadPoolBuilder::new()

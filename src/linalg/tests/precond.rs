@@ -329,6 +329,7 @@ fn triangular_preconditioners_are_bit_identical_for_one_and_two_threads() {
         tolerance: 1e-9,
         max_iterations: 500,
         warm_start: false,
+        deflation: false,
     };
     for p in [ALL[1], ALL[2], ALL[3]] {
         let run = || {

@@ -106,6 +106,7 @@ pub(super) fn solve_with(
         tolerance: tol,
         max_iterations: max,
         warm_start: false,
+        deflation: false,
     };
     let res = modified_pcg_with(a, b, c, &settings, p, &mut PcgScratch::default(), &mut dv);
     (dv, res)
@@ -351,6 +352,7 @@ fn warm_start_reaches_the_same_solution_in_fewer_iterations_and_keeps_z() {
         tolerance: 1e-10,
         max_iterations: 1000,
         warm_start: true,
+        deflation: false,
     };
     // The same preconditioner as the cold solve.
     let warm_res = modified_pcg_with(

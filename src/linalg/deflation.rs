@@ -1,0 +1,405 @@
+//! Subdomain deflation of the modified PCG: the conjugate gradient runs on the part of
+//! the filtered system that a coarse space of particle aggregates cannot solve, and the
+//! coarse part is solved exactly (Nicolaides 1987; Frank & Vuik 2001; "DEF1" of Tang,
+//! Nabben, Vuik & Erlangga 2009, §2):
+//!
+//! ```text
+//! Z        n × 3m: Z_iJ = I if particle i belongs to aggregate J, else 0
+//! E = Zᵀ Ã Z                        (3m × 3m, SPD, factored completely)
+//! Q = Z E⁻¹ Zᵀ,    P_D = I − Ã Q    (P_D Ã is symmetric positive semi-definite)
+//! solve  P_D Ã ê = P_D r₀  by PCG  (every product Ã c and the start residual deflated)
+//! e = ê + Q (r₀ − Ã ê)              (Ã e = r₀ when P_D (r₀ − Ã ê) = 0)
+//! ```
+//! `Ã` is the filtered matrix of [`precond`](super::precond), `r₀` the filtered start
+//! residual. The residual the CG iterates on, `P_D (r₀ − Ã ê)`, equals the residual
+//! `r₀ − Ã e` of the corrected solution, so the stopping rule keeps its meaning.
+//! Deflation removes the smallest eigenvalues of `P⁻¹ Ã` (the smooth, mesh-wide modes
+//! IC(0) leaves) and never raises the largest: the effective condition number is at most
+//! that of `P⁻¹ Ã` (Nabben & Vuik 2004, Thm 2.11), so the iteration count drops, most on
+//! large meshes where those modes dominate.
+//!
+//! Aggregates are grown once per block pattern: breadth-first [`RINGS`] rings around
+//! each not yet assigned particle in index order, over the pattern's graph. An aggregate
+//! holding a constrained particle (`S_i ≠ I`) is left out of `Z` for that solve (its
+//! columns are zero and `E_JJ = I`): within the others `S_i = I`, so `Z` lies in the free
+//! subspace and `Ã Z = S A Z` is read straight from `A`.
+//!
+//! Implementation: per pattern, the slot of `Ã Z` (row `i`, aggregate `J`) of every slot
+//! of `A` and the slot of `E` of every slot of `Ã Z`; per solve, `Ã Z` row by row in
+//! parallel, `E` on the calling thread and its faer Cholesky factor ([`DirectFactor`]).
+//! Every sum runs in a fixed order, so the result is bit-identical for any thread count.
+use super::block3::CHUNK;
+use super::precond::DirectFactor;
+use super::{BlockCsr, BlockPattern};
+use crate::{Mat3, Vec3};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// Rings of neighbours grown around an aggregate's first particle.
+pub const RINGS: usize = 2;
+
+/// The coarse space of one block pattern and the factor of the last solve.
+#[derive(Debug, Default, Clone)]
+pub struct Deflation {
+    structure: Option<Arc<Structure>>,
+    /// `Ã Z` over `Structure::az_col` (zero columns for aggregates left out).
+    az: Vec<Mat3>,
+    /// `E`, factored into `factor`.
+    coarse: Option<BlockCsr>,
+    factor: DirectFactor,
+    /// Per aggregate `J`: the basis `B_J` of its free directions (module doc).
+    basis: Vec<Mat3>,
+    /// Coarse work vectors.
+    rc: Vec<Vec3>,
+    yc: Vec<Vec3>,
+    /// `Zᵀ r₀ + (Ã Z)ᵀ Δv₀` of the current solve (see [`Deflation::finish`]).
+    start: Vec<Vec3>,
+    /// Whether the last [`Deflation::prepare`] succeeded.
+    active: bool,
+}
+
+/// Aggregates of a pattern and the slot maps of `Ã Z` and `E`.
+#[derive(Debug)]
+struct Structure {
+    pattern: Arc<BlockPattern>,
+    /// Aggregate of each particle.
+    agg: Vec<usize>,
+    /// `Ã Z` in CSR form: row `i` holds the aggregates `az_col[az_ptr[i]..az_ptr[i + 1]]`.
+    az_ptr: Vec<usize>,
+    az_col: Vec<usize>,
+    /// Per slot of `A`: its slot in `Ã Z`.
+    az_of_slot: Vec<usize>,
+    /// Per slot of `Ã Z` (row `i`, aggregate `J`): the slot `(agg[i], J)` of `E`.
+    coarse_of_az: Vec<usize>,
+    coarse_pattern: Arc<BlockPattern>,
+}
+
+impl Structure {
+    fn new(pattern: &Arc<BlockPattern>) -> Structure {
+        let n = pattern.n;
+        let agg = aggregates(pattern);
+        let m = agg.iter().map(|&g| g + 1).max().unwrap_or(0);
+        let mut az_ptr = Vec::with_capacity(n + 1);
+        let mut az_col = Vec::new();
+        let mut az_of_slot = vec![0; pattern.nnz()];
+        az_ptr.push(0);
+        for i in 0..n {
+            let row = pattern.row_ptr[i]..pattern.row_ptr[i + 1];
+            let start = az_col.len();
+            let mut cols: Vec<usize> = row.clone().map(|k| agg[pattern.col[k]]).collect();
+            cols.sort_unstable();
+            cols.dedup();
+            az_col.extend_from_slice(&cols);
+            for k in row {
+                let at = cols.binary_search(&agg[pattern.col[k]]);
+                az_of_slot[k] = start + at.expect("aggregate listed");
+            }
+            az_ptr.push(az_col.len());
+        }
+        let pairs: Vec<[usize; 2]> = (0..n)
+            .flat_map(|i| {
+                az_col[az_ptr[i]..az_ptr[i + 1]]
+                    .iter()
+                    .map(move |&c| (i, c))
+            })
+            .map(|(i, c)| [agg[i], c])
+            .collect();
+        let coarse_pattern = Arc::new(BlockPattern::from_elements(m, pairs.iter().map(|p| &p[..])));
+        let coarse_of_az = (0..n)
+            .flat_map(|i| {
+                az_col[az_ptr[i]..az_ptr[i + 1]]
+                    .iter()
+                    .map(move |&c| (i, c))
+            })
+            .map(|(i, c)| coarse_pattern.slot(agg[i], c).expect("coarse slot"))
+            .collect();
+        Structure {
+            pattern: pattern.clone(),
+            agg,
+            az_ptr,
+            az_col,
+            az_of_slot,
+            coarse_of_az,
+            coarse_pattern,
+        }
+    }
+
+    fn aggregates(&self) -> usize {
+        self.coarse_pattern.n
+    }
+}
+
+impl Deflation {
+    /// Builds `Ã Z` and factors `E` for `a` under the filters `filter(i)` (`None` for a free
+    /// particle). Returns false (deflation off for this solve) when `E` is not numerically
+    /// positive definite.
+    pub fn prepare(&mut self, a: &BlockCsr, filter: impl Fn(usize) -> Option<Mat3> + Sync) -> bool {
+        self.active = false;
+        let same = matches!(&self.structure, Some(s) if Arc::ptr_eq(&s.pattern, &a.pattern));
+        if !same {
+            self.structure = Some(Arc::new(Structure::new(&a.pattern)));
+            self.coarse = None;
+        }
+        let Some(st) = self.structure.clone() else {
+            return false;
+        };
+        let m = st.aggregates();
+        // B_J from W_J = Σ_{i ∈ J} S_i (module doc).
+        self.basis.clear();
+        self.basis.resize(m, Mat3::zeros());
+        let mut size = vec![0usize; m];
+        for (i, &g) in st.agg.iter().enumerate() {
+            self.basis[g] += filter(i).unwrap_or_else(Mat3::identity);
+            size[g] += 1;
+        }
+        for (b, &count) in self.basis.iter_mut().zip(&size) {
+            *b = free_basis(b, count);
+        }
+        // Ã Z row by row: (Ã Z)_iJ = S_i (Σ_{j ∈ J} A_ij S_j) B_J.
+        self.az.resize(st.az_col.len(), Mat3::zeros());
+        let (basis, pattern) = (&self.basis, &st.pattern);
+        let rows: Vec<(usize, &mut [Mat3])> = split_rows(&mut self.az, &st.az_ptr);
+        rows.into_par_iter().for_each(|(i, out)| {
+            out.iter_mut().for_each(|b| *b = Mat3::zeros());
+            let base = st.az_ptr[i];
+            for k in pattern.row_ptr[i]..pattern.row_ptr[i + 1] {
+                let j = pattern.col[k];
+                out[st.az_of_slot[k] - base] += match filter(j) {
+                    Some(s) => a.values[k] * s,
+                    None => a.values[k],
+                };
+            }
+            let si = filter(i);
+            for (slot, b) in out.iter_mut().enumerate() {
+                let bj = basis[st.az_col[base + slot]];
+                *b = match si {
+                    Some(s) => s * *b * bj,
+                    None => *b * bj,
+                };
+            }
+        });
+        // E_IJ = B_Iᵀ Σ_{i ∈ I} (Ã Z)_iJ, plus I − B_JᵀB_J on the diagonal (the directions
+        // left out).
+        let coarse = self
+            .coarse
+            .get_or_insert_with(|| BlockCsr::zeros(st.coarse_pattern.clone()));
+        coarse.values.iter_mut().for_each(|b| *b = Mat3::zeros());
+        for (i, &g) in st.agg.iter().enumerate() {
+            for slot in st.az_ptr[i]..st.az_ptr[i + 1] {
+                coarse.values[st.coarse_of_az[slot]] += self.az[slot];
+            }
+            debug_assert!(g < m);
+        }
+        for g in 0..m {
+            let bt = self.basis[g].transpose();
+            for k in st.coarse_pattern.row_ptr[g]..st.coarse_pattern.row_ptr[g + 1] {
+                coarse.values[k] = bt * coarse.values[k];
+            }
+            let slot = st.coarse_pattern.slot(g, g).expect("coarse diagonal");
+            coarse.values[slot] += Mat3::identity() - bt * self.basis[g];
+        }
+        self.rc.resize(m, Vec3::zeros());
+        self.yc.resize(m, Vec3::zeros());
+        self.start.resize(m, Vec3::zeros());
+        self.active = self.factor.factor(coarse, |_| None);
+        self.active
+    }
+
+    /// Whether the last [`Deflation::prepare`] succeeded (the other calls do nothing
+    /// otherwise).
+    pub fn active(&self) -> bool {
+        self.active
+    }
+
+    /// The aggregate of each particle (after a [`Deflation::prepare`]).
+    pub fn aggregate_of(&self) -> Option<&[usize]> {
+        self.structure.as_ref().map(|s| s.agg.as_slice())
+    }
+
+    /// Records `Zᵀ r₀ + (Ã Z)ᵀ Δv₀` for [`Deflation::finish`] (`r0` the filtered start
+    /// residual, `dv0` the start iterate).
+    pub fn begin(&mut self, r0: &[Vec3], dv0: &[Vec3]) {
+        if !self.active {
+            return;
+        }
+        self.restrict(r0);
+        let mut start = std::mem::take(&mut self.start);
+        start.copy_from_slice(&self.rc);
+        self.transpose_product(dv0);
+        start.iter_mut().zip(&self.rc).for_each(|(s, t)| *s += t);
+        self.start = start;
+    }
+
+    /// `v ← P_D v = v − Ã Z E⁻¹ Zᵀ v` (`v` filtered).
+    pub fn project(&mut self, v: &mut [Vec3]) {
+        if !self.active {
+            return;
+        }
+        self.restrict(v);
+        self.factor.apply(&self.rc, &mut self.yc);
+        let st = self.structure.as_ref().expect("prepared");
+        let (az, yc) = (&self.az, &self.yc);
+        v.par_chunks_mut(CHUNK).enumerate().for_each(|(k, vc)| {
+            for (t, vi) in vc.iter_mut().enumerate() {
+                let i = k * CHUNK + t;
+                for slot in st.az_ptr[i]..st.az_ptr[i + 1] {
+                    *vi -= az[slot] * yc[st.az_col[slot]];
+                }
+            }
+        });
+    }
+
+    /// `Δv ← Δv + Q (r₀ − Ã (Δv − Δv₀))`, the coarse part of the solution (module doc);
+    /// `filter(i)` as in [`Deflation::prepare`].
+    pub fn finish(&mut self, dv: &mut [Vec3], filter: impl Fn(usize) -> Option<Mat3>) {
+        if !self.active {
+            return;
+        }
+        self.transpose_product(dv);
+        let mut rc = std::mem::take(&mut self.rc);
+        rc.iter_mut()
+            .zip(&self.start)
+            .for_each(|(t, s)| *t = s - *t);
+        self.factor.apply(&rc, &mut self.yc);
+        self.rc = rc;
+        let st = self.structure.as_ref().expect("prepared");
+        for (i, d) in dv.iter_mut().enumerate() {
+            let g = st.agg[i];
+            let x = self.basis[g] * self.yc[g];
+            *d += filter(i).map_or(x, |s| s * x);
+        }
+    }
+
+    /// `rc = Zᵀ v = B_Jᵀ Σ_{i ∈ J} v_i` for a filtered `v`, in particle order.
+    fn restrict(&mut self, v: &[Vec3]) {
+        let st = self.structure.as_ref().expect("prepared");
+        self.rc.iter_mut().for_each(|x| *x = Vec3::zeros());
+        for (i, vi) in v.iter().enumerate() {
+            self.rc[st.agg[i]] += vi;
+        }
+        for (x, b) in self.rc.iter_mut().zip(&self.basis) {
+            *x = b.transpose() * *x;
+        }
+    }
+
+    /// `rc = (Ã Z)ᵀ v`, in particle order.
+    fn transpose_product(&mut self, v: &[Vec3]) {
+        let st = self.structure.as_ref().expect("prepared");
+        self.rc.iter_mut().for_each(|x| *x = Vec3::zeros());
+        for (i, vi) in v.iter().enumerate() {
+            for slot in st.az_ptr[i]..st.az_ptr[i + 1] {
+                self.rc[st.az_col[slot]] += self.az[slot].transpose() * vi;
+            }
+        }
+    }
+}
+
+/// Least share of an aggregate's particles free in a direction for that direction to stay
+/// in its coarse basis (eigenvalue of `W_J` over the aggregate's size).
+pub const MIN_FREE_SHARE: f64 = 0.25;
+
+/// `B_J`: the eigenvectors of `W_J = Σ_{i ∈ J} S_i` (summed over `count` particles) whose
+/// eigenvalue is at least [`MIN_FREE_SHARE`] `· count`, as columns, and zero columns for
+/// the others; `I` when no particle of the aggregate is constrained (`W_J = count · I`).
+fn free_basis(w: &Mat3, count: usize) -> Mat3 {
+    let count = count as f64;
+    if *w == Mat3::identity() * count {
+        return Mat3::identity();
+    }
+    let eigen = nalgebra::SymmetricEigen::new(0.5 * (w + w.transpose()));
+    let mut b = eigen.eigenvectors;
+    for k in 0..3 {
+        // Written so that a NaN eigenvalue drops its direction too.
+        let keep = eigen.eigenvalues[k] >= MIN_FREE_SHARE * count;
+        if !keep {
+            b.set_column(k, &Vec3::zeros());
+        }
+    }
+    b
+}
+
+/// The aggregate of each particle (module doc), numbered from 0 in order of creation:
+/// 1. every particle whose [`RINGS`]-ring neighbourhood is entirely unassigned becomes
+///    the seed of an aggregate holding that neighbourhood (particles in index order);
+/// 2. each particle still unassigned joins the aggregate of its first neighbour (in row
+///    order) assigned in step 1;
+/// 3. each particle still unassigned forms an aggregate with its unassigned neighbours,
+///    or, if it has none, joins the aggregate of its first neighbour.
+fn aggregates(pattern: &BlockPattern) -> Vec<usize> {
+    const NONE: usize = usize::MAX;
+    let n = pattern.n;
+    let mut agg = vec![NONE; n];
+    let mut m = 0;
+    let mut hood = Vec::new();
+    let mut mark = vec![NONE; n];
+    for seed in 0..n {
+        if agg[seed] != NONE {
+            continue;
+        }
+        // The `rings`-ring neighbourhood of `seed`, if entirely unassigned.
+        hood.clear();
+        hood.push(seed);
+        mark[seed] = seed;
+        let mut free = true;
+        let mut begin = 0;
+        for _ in 0..RINGS {
+            let end = hood.len();
+            for h in begin..end {
+                for &j in pattern.row(hood[h]) {
+                    if mark[j] != seed {
+                        mark[j] = seed;
+                        free &= agg[j] == NONE;
+                        hood.push(j);
+                    }
+                }
+            }
+            begin = end;
+        }
+        if free {
+            hood.iter().for_each(|&j| agg[j] = m);
+            m += 1;
+        }
+    }
+    let first = agg.clone();
+    for (i, g) in agg.iter_mut().enumerate() {
+        if *g == NONE {
+            if let Some(&j) = pattern.row(i).iter().find(|&&j| first[j] != NONE) {
+                *g = first[j];
+            }
+        }
+    }
+    for i in 0..n {
+        if agg[i] != NONE {
+            continue;
+        }
+        let row = pattern.row(i);
+        if let Some(&j) = (row.iter())
+            .find(|&&j| j != i && agg[j] == NONE)
+            .or(row.first())
+        {
+            if agg[j] != NONE {
+                agg[i] = agg[j];
+                continue;
+            }
+        }
+        agg[i] = m;
+        for &j in row {
+            if agg[j] == NONE {
+                agg[j] = m;
+            }
+        }
+        m += 1;
+    }
+    agg
+}
+
+/// `values` split into the rows of a CSR layout `ptr`, each with its row index.
+fn split_rows<'a>(mut values: &'a mut [Mat3], ptr: &[usize]) -> Vec<(usize, &'a mut [Mat3])> {
+    let mut rows = Vec::with_capacity(ptr.len().saturating_sub(1));
+    for (i, w) in ptr.windows(2).enumerate() {
+        let (row, rest) = std::mem::take(&mut values).split_at_mut(w[1] - w[0]);
+        rows.push((i, row));
+        values = rest;
+    }
+    rows
+}
