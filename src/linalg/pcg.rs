@@ -76,8 +76,9 @@ pub struct PcgSettings {
     /// The constrained components are still `z` (up to rounding of `(I − S) S`).
     pub warm_start: bool,
     /// Deflate the iteration by the coarse space of particle aggregates
-    /// ([`deflation`](super::deflation)) when the preconditioner is triangular (IC(0),
-    /// Gauss–Seidel, complete Cholesky); ignored with block Jacobi.
+    /// ([`deflation`](super::deflation)) when the preconditioner is incomplete (IC(0),
+    /// Gauss–Seidel); ignored with block Jacobi and when the complete sparse Cholesky
+    /// factor is used (it solves in one or two iterations).
     pub deflation: bool,
 }
 
@@ -265,7 +266,11 @@ pub fn modified_pcg_with(
     }
     factor.stats = Default::default();
     let triangular = factor.factor(a, |i| f.matrix(i), preconditioner);
-    let deflate = triangular && settings.deflation && deflation.prepare(a, |i| f.matrix(i));
+    // (A complete factor solves in one or two iterations: nothing to deflate.)
+    let deflate = triangular
+        && settings.deflation
+        && !factor.stats.complete
+        && deflation.prepare(a, |i| f.matrix(i));
     // The block-Jacobi inverse: the preconditioner of Baraff's method, and the norm of the
     // stopping rule for every preconditioner.
     inv_diag.resize(n, Mat3::zeros());
