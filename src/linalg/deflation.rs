@@ -1,22 +1,31 @@
 //! Subdomain deflation of the modified PCG: the conjugate gradient runs on the part of
 //! the filtered system that a coarse space of particle aggregates cannot solve, and the
-//! coarse part is solved exactly (Nicolaides 1987; Frank & Vuik 2001; "DEF1" of Tang,
-//! Nabben, Vuik & Erlangga 2009):
+//! coarse part is solved exactly (Nicolaides 1987; Frank & Vuik 2001; the deflated CG of
+//! Saad, Yeung, Erhel & Guyomarc'h 2000):
 //!
 //! ```text
 //! Z        n × 3m: Z_iJ = S_i B_J if particle i belongs to aggregate J, else 0
 //! E = Zᵀ Ã Z                        (3m × 3m, SPD, factored completely)
-//! Q = Z E⁻¹ Zᵀ,    P_D = I − Ã Q    (P_D Ã is symmetric positive semi-definite)
-//! solve  P_D Ã ê = P_D r₀  by PCG  (every product Ã c and the start residual deflated)
-//! e = ê + Q (r₀ − Ã ê)              (Ã e = r₀ when P_D (r₀ − Ã ê) = 0)
+//! Q = Z E⁻¹ Zᵀ,    P_D = I − Ã Q
+//! start:           Δv ← Δv + Q r,  r ← P_D r                    (Zᵀ r = 0)
+//! every iteration: s = P⁻¹ r,  s ← P_Dᵀ s = s − Z E⁻¹ (Ã Z)ᵀ s  ((Ã Z)ᵀ s = 0)
+//!                  δ = rᵀ s of the corrected s
+//!                  q = filter(A c),  q ← P_D q                  (rounding only)
 //! ```
-//! `Ã` is the filtered matrix of [`precond`](super::precond), `r₀` the filtered start
-//! residual. The residual the CG iterates on, `P_D (r₀ − Ã ê)`, equals the residual
-//! `r₀ − Ã e` of the corrected solution, so the stopping rule keeps its meaning.
-//! Deflation takes the smallest eigenvalues of `P⁻¹ Ã` (the smooth, mesh-wide modes
-//! IC(0) leaves) out of the iteration without raising the largest, so the iteration
-//! count drops, most on large meshes where those modes dominate (Nabben & Vuik 2004
-//! compare it with the additive coarse correction, which also raises the largest).
+//! `Ã` is the filtered matrix of [`precond`](super::precond). Every search direction is
+//! Ã-orthogonal to the coarse space, so every residual stays orthogonal to it and is the
+//! residual of `Δv` itself: the stopping rule keeps its meaning. The CG thus never sees
+//! the smallest eigenvalues of `P⁻¹ Ã` (the smooth, mesh-wide modes IC(0) leaves), and
+//! the iteration count drops, most on large meshes where those modes dominate. In exact
+//! arithmetic projecting `q` changes nothing; in floating point it keeps the residual
+//! orthogonal to the coarse space. Without it, a 196-particle sheet solved to 1e-13
+//! diverged (residuals growing to 1e4 over 5,000 iterations); projecting only `q` and
+//! the start (DEF1 of Tang, Nabben, Vuik & Erlangga 2009) broke down instead at relative
+//! residuals near 1e-6, `cᵀ P_D Ã c` lost to cancellation when `c` lies mostly in the
+//! coarse space (tests/control_gradient.rs caught both). `δ` is taken after the
+//! correction (`rᵀ s − (Zᵀ r)ᵀ y`): the two differ only by the rounding left in `Zᵀ r`,
+//! but near 1e-13 that outweighs `δ`, and adjoint solves of a 144-particle sheet lying on
+//! the floor swung between residuals of 1e-11 and 10 for 5,000 iterations.
 //!
 //! The coarse space holds the three translations of each aggregate, filtered: `S_i B_J`
 //! with `B_J` the eigenvectors of `W_J = Σ_{i ∈ J} S_i` whose eigenvalue is at least
@@ -66,8 +75,6 @@ pub struct Deflation {
     /// Coarse work vectors.
     rc: Vec<Vec3>,
     yc: Vec<Vec3>,
-    /// `Zᵀ r₀ + (Ã Z)ᵀ Δv₀` of the current solve (see [`Deflation::finish`]).
-    start: Vec<Vec3>,
     /// Whether the last [`Deflation::prepare`] succeeded.
     active: bool,
 }
@@ -158,6 +165,9 @@ impl Deflation {
             return false;
         };
         let m = st.aggregates();
+        if m == 0 {
+            return false;
+        }
         // B_J from W_J = Σ_{i ∈ J} S_i (module doc).
         self.basis.clear();
         self.basis.resize(m, Mat3::zeros());
@@ -214,7 +224,6 @@ impl Deflation {
         }
         self.rc.resize(m, Vec3::zeros());
         self.yc.resize(m, Vec3::zeros());
-        self.start.resize(m, Vec3::zeros());
         self.active = self.factor.factor(coarse, |_| None);
         self.active
     }
@@ -230,27 +239,35 @@ impl Deflation {
         self.structure.as_ref().map(|s| s.agg.as_slice())
     }
 
-    /// Records `Zᵀ r₀ + (Ã Z)ᵀ Δv₀` for [`Deflation::finish`] (`r0` the filtered start
-    /// residual, `dv0` the start iterate).
-    pub fn begin(&mut self, r0: &[Vec3], dv0: &[Vec3]) {
+    /// The coarse start: `Δv ← Δv + Q r`, `r ← P_D r = r − Ã Z E⁻¹ Zᵀ r` (`r` the filtered
+    /// start residual, `Δv` the start iterate; afterwards `Zᵀ r = 0`).
+    pub fn begin(
+        &mut self,
+        r: &mut [Vec3],
+        dv: &mut [Vec3],
+        filter: impl Fn(usize) -> Option<Mat3> + Sync,
+    ) {
         if !self.active {
             return;
         }
-        self.restrict(r0);
-        let mut start = std::mem::take(&mut self.start);
-        start.copy_from_slice(&self.rc);
-        self.transpose_product(dv0);
-        start.iter_mut().zip(&self.rc).for_each(|(s, t)| *s += t);
-        self.start = start;
+        self.restrict(r);
+        self.factor.apply(&self.rc, &mut self.yc);
+        self.prolong(dv, 1.0, &filter);
+        self.subtract_az(r);
     }
 
-    /// `v ← P_D v = v − Ã Z E⁻¹ Zᵀ v` (`v` filtered).
+    /// `v ← P_D v = v − Ã Z E⁻¹ Zᵀ v` (`v` filtered; afterwards `Zᵀ v = 0`).
     pub fn project(&mut self, v: &mut [Vec3]) {
         if !self.active {
             return;
         }
         self.restrict(v);
         self.factor.apply(&self.rc, &mut self.yc);
+        self.subtract_az(v);
+    }
+
+    /// `v ← v − (Ã Z) yc`.
+    fn subtract_az(&self, v: &mut [Vec3]) {
         let st = self.structure.as_ref().expect("prepared");
         let (az, yc) = (&self.az, &self.yc);
         v.par_chunks_mut(CHUNK).enumerate().for_each(|(k, vc)| {
@@ -263,25 +280,38 @@ impl Deflation {
         });
     }
 
-    /// `Δv ← Δv + Q (r₀ − Ã (Δv − Δv₀))`, the coarse part of the solution (module doc);
-    /// `filter(i)` as in [`Deflation::prepare`].
-    pub fn finish(&mut self, dv: &mut [Vec3], filter: impl Fn(usize) -> Option<Mat3>) {
+    /// `s ← P_Dᵀ s = s − Z E⁻¹ (Ã Z)ᵀ s` (`s` filtered; afterwards `(Ã Z)ᵀ s = 0`, `s`
+    /// is Ã-orthogonal to the coarse space). Returns `rᵀ (s_before − s_after) = (Zᵀ r)ᵀ y`:
+    /// what `rᵀ s` loses, zero when `Zᵀ r = 0` but for rounding, which near convergence
+    /// can outweigh `rᵀ s` itself.
+    pub fn correct(
+        &mut self,
+        s: &mut [Vec3],
+        r: &[Vec3],
+        filter: impl Fn(usize) -> Option<Mat3> + Sync,
+    ) -> f64 {
         if !self.active {
-            return;
+            return 0.0;
         }
-        self.transpose_product(dv);
-        let mut rc = std::mem::take(&mut self.rc);
-        rc.iter_mut()
-            .zip(&self.start)
-            .for_each(|(t, s)| *t = s - *t);
-        self.factor.apply(&rc, &mut self.yc);
-        self.rc = rc;
+        self.transpose_product(s);
+        self.factor.apply(&self.rc, &mut self.yc);
+        self.prolong(s, -1.0, &filter);
+        self.restrict(r);
+        self.rc.iter().zip(&self.yc).map(|(a, b)| a.dot(b)).sum()
+    }
+
+    /// `v ← v + sign · Z yc`, `(Z y)_i = S_i B_J y_J`.
+    fn prolong(&self, v: &mut [Vec3], sign: f64, filter: &(impl Fn(usize) -> Option<Mat3> + Sync)) {
         let st = self.structure.as_ref().expect("prepared");
-        for (i, d) in dv.iter_mut().enumerate() {
-            let g = st.agg[i];
-            let x = self.basis[g] * self.yc[g];
-            *d += filter(i).map_or(x, |s| s * x);
-        }
+        let (basis, yc) = (&self.basis, &self.yc);
+        v.par_chunks_mut(CHUNK).enumerate().for_each(|(k, vc)| {
+            for (t, vi) in vc.iter_mut().enumerate() {
+                let i = k * CHUNK + t;
+                let g = st.agg[i];
+                let x = sign * (basis[g] * yc[g]);
+                *vi += filter(i).map_or(x, |s| s * x);
+            }
+        });
     }
 
     /// `rc = Zᵀ v = B_Jᵀ Σ_{i ∈ J} v_i` for a filtered `v`, in particle order.

@@ -73,46 +73,75 @@ fn aggregates_cover_the_grid_in_connected_groups() {
     }
 }
 
+/// `Σ_{i ∈ J} v_i` per aggregate (`Zᵀ v` of an unconstrained coarse space).
+fn per_aggregate(agg: &[usize], v: &[Vec3]) -> Vec<Vec3> {
+    let m = agg.iter().max().expect("particles") + 1;
+    let mut out = vec![Vec3::zeros(); m];
+    agg.iter().zip(v).for_each(|(&g, x)| out[g] += x);
+    out
+}
+
 #[test]
-fn projection_is_idempotent_and_annihilates_the_coarse_range() {
+fn start_and_correction_leave_residuals_orthogonal_to_the_coarse_space() {
     let (a, _) = spring_system(23, 19, 50.0, 2);
     let n = a.n();
     let mut rng = Rng::new(3);
-    // Unconstrained: `Z y` is piecewise constant over the aggregates, and P_D Ã Z y = 0.
+    let random = |rng: &mut Rng| (0..n).map(|_| rng.vec3()).collect::<Vec<_>>();
+    // Unconstrained: Z sums over aggregates. After the start Zᵀ r = 0, and Ã Δv moved by
+    // exactly what r lost; after the correction Zᵀ Ã s = 0.
     let mut d = Deflation::default();
     assert!(d.prepare(&a, |_| None));
     let agg = d.aggregate_of().expect("prepared").to_vec();
-    let m = agg.iter().max().expect("particles") + 1;
-    let y: Vec<Vec3> = (0..m).map(|_| rng.vec3()).collect();
-    let x: Vec<Vec3> = agg.iter().map(|&g| y[g]).collect();
-    let mut w = vec![Vec3::zeros(); n];
-    a.mul_vec(&x, &mut w);
-    let scale = max_abs(&w);
-    d.project(&mut w);
-    assert!(max_abs(&w) < 1e-10 * scale, "P_D Ã Z y = {}", max_abs(&w));
-    // Constrained (pinned, one and two constrained directions): P_D² = P_D on filtered
-    // vectors, and P_D leaves them filtered.
+    let r0 = random(&mut rng);
+    let (mut r, mut dv) = (r0.clone(), vec![Vec3::zeros(); n]);
+    d.begin(&mut r, &mut dv, |_| None);
+    let scale = max_abs(&r0);
+    assert!(
+        max_abs(&per_aggregate(&agg, &r)) < 1e-10 * scale,
+        "Zᵀ r ≠ 0"
+    );
+    let mut adv = vec![Vec3::zeros(); n];
+    a.mul_vec(&dv, &mut adv);
+    let moved: Vec<Vec3> = (0..n).map(|i| r0[i] - r[i] - adv[i]).collect();
+    assert!(max_abs(&moved) < 1e-10 * scale, "r₀ − r ≠ Ã ΔΔv");
+    let mut s = random(&mut rng);
+    d.correct(&mut s, &r0, |_| None);
+    let mut as_ = vec![Vec3::zeros(); n];
+    a.mul_vec(&s, &mut as_);
+    let tiny = 1e-10 * max_abs(&as_).max(1.0);
+    assert!(max_abs(&per_aggregate(&agg, &as_)) < tiny, "Zᵀ Ã s ≠ 0");
+    // Constrained (pinned, one and two constrained directions): both maps are
+    // projections (a second application changes nothing) and keep vectors filtered.
     let constraints = mixed_constraints(n, 5, &mut rng);
     let filter = |i: usize| {
         (constraints.iter())
             .find(|c| c.particle == i)
             .map(|c| c.filter)
     };
+    let filtered = |v: Vec<Vec3>| -> Vec<Vec3> {
+        v.iter()
+            .enumerate()
+            .map(|(i, x)| filter(i).map_or(*x, |s| s * x))
+            .collect()
+    };
     assert!(d.prepare(&a, filter));
-    let mut v: Vec<Vec3> = (0..n)
-        .map(|i| {
-            let r = rng.vec3();
-            filter(i).map_or(r, |s| s * r)
-        })
-        .collect();
-    d.project(&mut v);
-    let once = v.clone();
-    d.project(&mut v);
-    let err = max_abs_diff(&v, &once) / max_abs(&once);
-    assert!(err < 1e-10, "P_D² − P_D = {err}");
+    let mut r = filtered(random(&mut rng));
+    let mut dv = vec![Vec3::zeros(); n];
+    d.begin(&mut r, &mut dv, filter);
+    let (r_once, dv_once) = (r.clone(), dv.clone());
+    d.begin(&mut r, &mut dv, filter);
+    assert!(max_abs_diff(&r, &r_once) < 1e-10 * max_abs(&r_once));
+    assert!(max_abs_diff(&dv, &dv_once) < 1e-10 * max_abs(&dv_once));
+    let mut s = filtered(random(&mut rng));
+    d.correct(&mut s, &r, filter);
+    let once = s.clone();
+    d.correct(&mut s, &r, filter);
+    assert!(max_abs_diff(&s, &once) < 1e-10 * max_abs(&once));
     for c in &constraints {
-        let off = (Mat3::identity() - c.filter) * once[c.particle];
-        assert!(off.amax() < 1e-12 * max_abs(&once), "{off}");
+        for v in [&r_once, &dv_once, &once] {
+            let off = (Mat3::identity() - c.filter) * v[c.particle];
+            assert!(off.amax() < 1e-12 * max_abs(v), "{off}");
+        }
     }
 }
 
@@ -140,6 +169,31 @@ fn deflated_solves_match_the_dense_filtered_solve_and_keep_z() {
             }
         }
     }
+}
+
+#[test]
+fn fully_pinned_and_tiny_systems_solve_with_deflation_on() {
+    // Every particle pinned: every aggregate's basis is empty, Δv = z.
+    let (a, b) = spring_system(9, 8, 10.0, 9);
+    let mut rng = Rng::new(10);
+    let pinned: Vec<Constraint> = (0..a.n())
+        .map(|particle| Constraint {
+            particle,
+            filter: Mat3::zeros(),
+            z: rng.vec3(),
+        })
+        .collect();
+    let (dv, res) = solve(&a, &b, &pinned, DEFLATED[0], true, None);
+    assert!(res.converged, "{res:?}");
+    for k in &pinned {
+        assert_eq!(dv[k.particle], k.z);
+    }
+    // One aggregate holding the whole (2 × 2) system.
+    let (a, b) = spring_system(2, 2, 10.0, 11);
+    let reference = dense_constrained_solve(&a, &b, &[]);
+    let (dv, res) = solve(&a, &b, &[], DEFLATED[0], true, None);
+    assert!(res.converged, "{res:?}");
+    assert!(max_abs_diff(&dv, &reference) < 1e-8 * max_abs(&reference));
 }
 
 #[test]

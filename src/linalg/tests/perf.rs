@@ -259,3 +259,94 @@ fn precond_report() {
         }
     }
 }
+
+/// `cargo test --release --lib linalg::tests::perf::deflation_report -- --ignored --nocapture`:
+/// microseconds per [`Deflation`](crate::linalg::deflation::Deflation) call (`prepare`,
+/// `project`, `correct`) on the fig.-1 sheet's system matrix (crumpled as in
+/// [`assembly_report`], every 50th particle on a plane) at `DRAPE_PERF_SIDES` (default
+/// `51,100`) particles per side, 2 threads; medians of 9 rounds of `DRAPE_PERF_REPS`
+/// (default 200) calls.
+#[test]
+#[ignore]
+fn deflation_report() {
+    use crate::forces::JacobianMode;
+    use crate::linalg::deflation::Deflation;
+    use crate::pipeline::assemble::System;
+    use crate::Vec3;
+    let reps: usize = env_or("DRAPE_PERF_REPS", 200);
+    let sides: String = env_or("DRAPE_PERF_SIDES", "51,100".to_string());
+    let material = Material::default();
+    let median_us = |f: &mut dyn FnMut()| {
+        let mut times: Vec<f64> = (0..9)
+            .map(|_| {
+                let started = Instant::now();
+                for _ in 0..reps {
+                    f();
+                }
+                1e6 * started.elapsed().as_secs_f64() / reps as f64
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        times[4]
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .expect("thread pool");
+    for side in sides
+        .split(',')
+        .filter_map(|s| s.trim().parse::<usize>().ok())
+    {
+        pool.install(|| {
+            let (garment, _) = bench::drape_over_sphere(side);
+            let model =
+                ClothModel::build(&garment, UvScale::Auto, material.density).expect("model");
+            let n = model.len();
+            let x: Vec<Vec3> = (model.positions.iter())
+                .map(|p| {
+                    p + 0.02 * Vec3::new((9.0 * p.z).sin(), (7.0 * p.x).cos(), (5.0 * p.x).sin())
+                })
+                .collect();
+            let v: Vec<Vec3> = x.iter().map(|p| Vec3::new(p.z, -p.x, 0.3 * p.y)).collect();
+            let mut system = System::new(&model, &material);
+            let g = Vec3::new(0.0, -9.81, 0.0);
+            let y = vec![Vec3::zeros(); n];
+            system.assemble(
+                &model,
+                &x,
+                &v,
+                &y,
+                1.0 / 24.0,
+                g,
+                Vec3::zeros(),
+                JacobianMode::System,
+            );
+            let a = &system.matrix;
+            let plane = crate::Mat3::from_diagonal(&Vec3::new(1.0, 0.0, 1.0));
+            let filters: Vec<Option<crate::Mat3>> =
+                (0..n).map(|i| (i % 50 == 0).then_some(plane)).collect();
+            let filter = |i: usize| filters[i];
+            let mut d = Deflation::default();
+            assert!(d.prepare(a, filter));
+            let prepare = median_us(&mut || {
+                d.prepare(a, filter);
+            });
+            let mut r: Vec<Vec3> = (0..n)
+                .map(|i| filter(i).map_or(x[i], |s| s * x[i]))
+                .collect();
+            let project = median_us(&mut || d.project(&mut r));
+            let r2 = r.clone();
+            let correct = median_us(&mut || {
+                d.correct(&mut r, &r2, filter);
+            });
+            let mut q = vec![Vec3::zeros(); n];
+            let spmv = median_us(&mut || a.mul_vec(&r, &mut q));
+            println!(
+                "DEFLATION n={n} aggregates={}: prepare {prepare:.0} µs, project {project:.1} µs, \
+                 correct {correct:.1} µs (a product with A: {spmv:.1} µs)",
+                d.aggregate_of()
+                    .map_or(0, |g| g.iter().max().map_or(0, |m| m + 1))
+            );
+        });
+    }
+}
