@@ -75,6 +75,10 @@ pub struct Deflation {
     /// Coarse work vectors.
     rc: Vec<Vec3>,
     yc: Vec<Vec3>,
+    /// Coarse coefficients of the fused passes (see [`Deflation::az_row`] and
+    /// [`Deflation::basis_row`]).
+    yq: Vec<Vec3>,
+    ys: Vec<Vec3>,
     /// Whether the last [`Deflation::prepare`] succeeded.
     active: bool,
 }
@@ -224,6 +228,8 @@ impl Deflation {
         }
         self.rc.resize(m, Vec3::zeros());
         self.yc.resize(m, Vec3::zeros());
+        self.yq.resize(m, Vec3::zeros());
+        self.ys.resize(m, Vec3::zeros());
         self.active = self.factor.factor(coarse, |_| None);
         self.active
     }
@@ -232,6 +238,12 @@ impl Deflation {
     /// otherwise).
     pub fn active(&self) -> bool {
         self.active
+    }
+
+    /// Turns the deflation off until the next [`Deflation::prepare`] (every call is then
+    /// the identity, and the rows of the fused passes are zero).
+    pub fn deactivate(&mut self) {
+        self.active = false;
     }
 
     /// The aggregate of each particle (after a [`Deflation::prepare`]).
@@ -298,6 +310,51 @@ impl Deflation {
         self.prolong(s, -1.0, &filter);
         self.restrict(r);
         self.rc.iter().zip(&self.yc).map(|(a, b)| a.dot(b)).sum()
+    }
+
+    /// The coarse coefficients of [`Deflation::project`] for a fused pass:
+    /// `yq = E⁻¹ Zᵀ q`, after which `q − (Ã Z) yq` is [`Deflation::az_row`] away.
+    pub fn product_coefficients(&mut self, q: &[Vec3]) {
+        if !self.active {
+            return;
+        }
+        self.restrict(q);
+        self.factor.apply(&self.rc, &mut self.yq);
+    }
+
+    /// `((Ã Z) yq)_i` (zero when not active).
+    #[inline]
+    pub fn az_row(&self, i: usize) -> Vec3 {
+        let Some(st) = self.structure.as_ref().filter(|_| self.active) else {
+            return Vec3::zeros();
+        };
+        (st.az_ptr[i]..st.az_ptr[i + 1]).fold(Vec3::zeros(), |acc, slot| {
+            acc + self.az[slot] * self.yq[st.az_col[slot]]
+        })
+    }
+
+    /// The coarse coefficients of [`Deflation::correct`] for a fused pass:
+    /// `ys = E⁻¹ (Ã Z)ᵀ s`, after which `s − Z ys` is `S_i` [`Deflation::basis_row`]
+    /// away; returns `(Zᵀ r)ᵀ ys` as [`Deflation::correct`] does.
+    pub fn correction_coefficients(&mut self, s: &[Vec3], r: &[Vec3]) -> f64 {
+        if !self.active {
+            return 0.0;
+        }
+        self.transpose_product(s);
+        self.factor.apply(&self.rc, &mut self.ys);
+        self.restrict(r);
+        self.rc.iter().zip(&self.ys).map(|(a, b)| a.dot(b)).sum()
+    }
+
+    /// `B_J ys_J` of particle `i`'s aggregate `J` (zero when not active): `(Z ys)_i` before
+    /// its filter.
+    #[inline]
+    pub fn basis_row(&self, i: usize) -> Vec3 {
+        let Some(st) = self.structure.as_ref().filter(|_| self.active) else {
+            return Vec3::zeros();
+        };
+        let g = st.agg[i];
+        self.basis[g] * self.ys[g]
     }
 
     /// `v ← v + sign · Z yc`, `(Z y)_i = S_i B_J y_J`.

@@ -274,6 +274,9 @@ pub fn modified_pcg_with(
         && settings.deflation
         && !factor.stats.complete
         && deflation.prepare(a, |i| f.matrix(i));
+    if !deflate {
+        deflation.deactivate();
+    }
     // The block-Jacobi inverse: the preconditioner of Baraff's method, and the norm of the
     // stopping rule for every preconditioner.
     inv_diag.resize(n, Mat3::zeros());
@@ -395,9 +398,10 @@ pub fn modified_pcg_with(
             .collect_into_vec(partials);
         let cq = sum_in_order(partials);
         if deflate {
-            // Keeps r orthogonal to the coarse space against rounding (q's coarse part is
-            // rounding, c being Ã-orthogonal to it, so cᵀq stands).
-            deflation.project(q);
+            // q ← P_D q, fused into the update of r below: keeps r orthogonal to the coarse
+            // space against rounding (q's coarse part is rounding, c being Ã-orthogonal to
+            // it, so cᵀq stands).
+            deflation.product_coefficients(q);
         }
         let alpha = delta / cq;
         if !(cq > 0.0 && cq.is_finite() && alpha.is_finite()) {
@@ -406,6 +410,7 @@ pub fn modified_pcg_with(
         // Lines 10-14 fused: Δv += αc, r −= αq, s = P⁻¹r, δ = rᵀs (the sweeps of a
         // triangular P⁻¹ after the element-wise pass).
         let delta_new = if triangular {
+            let coarse = &*deflation;
             dv.par_chunks_mut(CHUNK)
                 .zip(r.par_chunks_mut(CHUNK))
                 .zip(c.par_chunks(CHUNK))
@@ -417,7 +422,7 @@ pub fn modified_pcg_with(
                     for (t, (((dvi, ri), ci), qi)) in it.enumerate() {
                         let i = k * CHUNK + t;
                         *dvi += alpha * ci;
-                        *ri -= alpha * qi;
+                        *ri -= alpha * (qi - coarse.az_row(i));
                         m += ri.dot(&f.apply(i, inv_diag[i] * *ri));
                     }
                     m
@@ -426,7 +431,8 @@ pub fn modified_pcg_with(
             measure = sum_in_order(partials);
             let d = factor.apply(r, s, |i, x| f.apply(i, x));
             if deflate {
-                d - deflation.correct(s, r, |i| f.matrix(i))
+                // s ← P_Dᵀ s, fused into the update of c below.
+                d - deflation.correction_coefficients(s, r)
             } else {
                 d
             }
@@ -442,12 +448,14 @@ pub fn modified_pcg_with(
         // Line 15: c = f(s + (δ_new/δ_old) c).
         let beta = delta_new / delta;
         delta = delta_new;
+        let coarse = &*deflation;
         c.par_chunks_mut(CHUNK)
             .zip(s.par_chunks(CHUNK))
             .enumerate()
             .for_each(|(k, (cc, sc))| {
                 for (t, (ci, si)) in cc.iter_mut().zip(sc).enumerate() {
-                    *ci = f.apply(k * CHUNK + t, si + beta * *ci);
+                    let i = k * CHUNK + t;
+                    *ci = f.apply(i, si - coarse.basis_row(i) + beta * *ci);
                 }
             });
     };
