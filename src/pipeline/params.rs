@@ -78,11 +78,15 @@ pub struct SolverParams {
     pub cg_warm_start: bool,
     /// Deflate the PCG by a coarse space of particle aggregates
     /// ([`crate::linalg::deflation`]): the conjugate gradient skips the smooth, mesh-wide
-    /// modes IC(0) leaves, solved exactly on the aggregates instead. Default true. On
-    /// the side-by-side scenes (61 frames, `scripts/bench-vs-blender.sh`) it cuts the CG
-    /// iterations per step from 194 to 89 on the 10,000-vertex sheet on a sphere (771 →
-    /// 569 ms/frame), 73.6 → 57.4 on the 2,500-vertex one and 125 → 101 on the skirt; on a
-    /// stiff 3,600-particle spring grid 220 → 44 (`linalg::tests::deflation`).
+    /// modes IC(0) leaves, solved exactly on the aggregates instead. Default true.
+    /// Measured back to back with the commit before (same machine, noisy to ±20%): the
+    /// two-corner sheet (`cargo bench --bench scaling`, 4 frames) 151 → 54 CG per step at
+    /// 2,601 particles and 580 → 97 at 29,929 (4,036 → 1,248–1,398 ms/frame; exponent of
+    /// ms/frame against particles n^1.72 → n^1.22–1.26); the 10,000-vertex sheet resting on
+    /// a sphere (60 frames) 194 → 85 CG per step, 710–757 → 560–631 ms/frame; the
+    /// 2,500-vertex one 73.6 → 54.5 CG per step but 54–57 → 60–65 ms/frame, where the
+    /// coarse work of every iteration outweighs the iterations saved; the fig.-1 drape
+    /// (2,601) 55 → 36 CG per step, 64–68 → 61–63 ms/frame.
     pub cg_deflation: bool,
     /// Iteration cap of one PCG solve. Default 5000; a solve that hits it rejects the step
     /// (retried at half the size, where the system is better conditioned).
