@@ -19,6 +19,51 @@ fn env_or<T: std::str::FromStr>(key: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
+/// Median over `rounds` rounds of the microseconds per call of `f` (`reps` calls a round).
+fn median_us(rounds: usize, reps: usize, f: &mut dyn FnMut()) -> f64 {
+    let mut times: Vec<f64> = (0..rounds)
+        .map(|_| {
+            let started = Instant::now();
+            for _ in 0..reps {
+                f();
+            }
+            1e6 * started.elapsed().as_secs_f64() / reps as f64
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+/// The system of the fig.-1 sheet with `side` particles per side, crumpled as in
+/// [`assembly_report`], its positions, and the filters of a drape (every 50th particle in
+/// contact with a horizontal plane).
+fn crumpled_drape(
+    side: usize,
+) -> (
+    crate::pipeline::assemble::System,
+    Vec<crate::Vec3>,
+    Vec<Option<crate::Mat3>>,
+) {
+    use crate::forces::JacobianMode;
+    use crate::Vec3;
+    let material = Material::default();
+    let (garment, _) = bench::drape_over_sphere(side);
+    let model = ClothModel::build(&garment, UvScale::Auto, material.density).expect("model");
+    let n = model.len();
+    let x: Vec<Vec3> = (model.positions.iter())
+        .map(|p| p + 0.02 * Vec3::new((9.0 * p.z).sin(), (7.0 * p.x).cos(), (5.0 * p.x).sin()))
+        .collect();
+    let v: Vec<Vec3> = x.iter().map(|p| Vec3::new(p.z, -p.x, 0.3 * p.y)).collect();
+    let y = vec![Vec3::zeros(); n];
+    let mut system = crate::pipeline::assemble::System::new(&model, &material);
+    let g = Vec3::new(0.0, -9.81, 0.0);
+    let mode = JacobianMode::System;
+    system.assemble(&model, &x, &v, &y, 1.0 / 24.0, g, Vec3::zeros(), mode);
+    let plane = crate::Mat3::from_diagonal(&Vec3::new(1.0, 0.0, 1.0));
+    let filters = (0..n).map(|i| (i % 50 == 0).then_some(plane)).collect();
+    (system, x, filters)
+}
+
 #[test]
 #[ignore]
 fn perf_report() {
@@ -164,49 +209,20 @@ fn assembly_report() {
 #[test]
 #[ignore]
 fn precond_report() {
-    use crate::forces::JacobianMode;
     use crate::linalg::precond::{EliminationOrder, TriangularFactor};
-    use crate::pipeline::assemble::System;
     use crate::Vec3;
     let reps: usize = env_or("DRAPE_PERF_REPS", 100);
     let rounds: usize = env_or("DRAPE_PERF_ROUNDS", 9);
     let sides: String = env_or("DRAPE_PERF_SIDES", "51,100".to_string());
-    let material = Material::default();
-    let median_us = |f: &mut dyn FnMut()| {
-        let mut times: Vec<f64> = (0..rounds)
-            .map(|_| {
-                let started = Instant::now();
-                for _ in 0..reps {
-                    f();
-                }
-                1e6 * started.elapsed().as_secs_f64() / reps as f64
-            })
-            .collect();
-        times.sort_by(f64::total_cmp);
-        times[times.len() / 2]
-    };
+    let median_us = |f: &mut dyn FnMut()| median_us(rounds, reps, f);
     for side in sides
         .split(',')
         .filter_map(|s| s.trim().parse::<usize>().ok())
     {
-        let (garment, _) = bench::drape_over_sphere(side);
-        let model = ClothModel::build(&garment, UvScale::Auto, material.density).expect("model");
-        let n = model.len();
-        let x: Vec<Vec3> = (model.positions.iter())
-            .map(|p| p + 0.02 * Vec3::new((9.0 * p.z).sin(), (7.0 * p.x).cos(), (5.0 * p.x).sin()))
-            .collect();
-        let v: Vec<Vec3> = x.iter().map(|p| Vec3::new(p.z, -p.x, 0.3 * p.y)).collect();
-        let y = vec![Vec3::zeros(); n];
-        let mut system = System::new(&model, &material);
-        let g = Vec3::new(0.0, -9.81, 0.0);
-        let mode = JacobianMode::System;
-        system.assemble(&model, &x, &v, &y, 1.0 / 24.0, g, Vec3::zeros(), mode);
+        let (system, x, filters) = crumpled_drape(side);
+        let n = x.len();
         let a = &system.matrix;
         let r: Vec<Vec3> = x.iter().map(|p| Vec3::new(p.y, p.z, p.x)).collect();
-        // Every 50th particle in contact with a horizontal plane, as the filters of a drape.
-        let plane = crate::Mat3::from_diagonal(&Vec3::new(1.0, 0.0, 1.0));
-        let filters: Vec<Option<crate::Mat3>> =
-            (0..n).map(|i| (i % 50 == 0).then_some(plane)).collect();
         let filter = |i: usize| filters[i];
         let ord = crate::linalg::precond::order::SeparatorOrder::new(&a.pattern);
         println!(
@@ -269,26 +285,11 @@ fn precond_report() {
 #[test]
 #[ignore]
 fn deflation_report() {
-    use crate::forces::JacobianMode;
     use crate::linalg::deflation::Deflation;
-    use crate::pipeline::assemble::System;
     use crate::Vec3;
     let reps: usize = env_or("DRAPE_PERF_REPS", 200);
     let sides: String = env_or("DRAPE_PERF_SIDES", "51,100".to_string());
-    let material = Material::default();
-    let median_us = |f: &mut dyn FnMut()| {
-        let mut times: Vec<f64> = (0..9)
-            .map(|_| {
-                let started = Instant::now();
-                for _ in 0..reps {
-                    f();
-                }
-                1e6 * started.elapsed().as_secs_f64() / reps as f64
-            })
-            .collect();
-        times.sort_by(f64::total_cmp);
-        times[4]
-    };
+    let median_us = |f: &mut dyn FnMut()| median_us(9, reps, f);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
         .build()
@@ -298,33 +299,9 @@ fn deflation_report() {
         .filter_map(|s| s.trim().parse::<usize>().ok())
     {
         pool.install(|| {
-            let (garment, _) = bench::drape_over_sphere(side);
-            let model =
-                ClothModel::build(&garment, UvScale::Auto, material.density).expect("model");
-            let n = model.len();
-            let x: Vec<Vec3> = (model.positions.iter())
-                .map(|p| {
-                    p + 0.02 * Vec3::new((9.0 * p.z).sin(), (7.0 * p.x).cos(), (5.0 * p.x).sin())
-                })
-                .collect();
-            let v: Vec<Vec3> = x.iter().map(|p| Vec3::new(p.z, -p.x, 0.3 * p.y)).collect();
-            let mut system = System::new(&model, &material);
-            let g = Vec3::new(0.0, -9.81, 0.0);
-            let y = vec![Vec3::zeros(); n];
-            system.assemble(
-                &model,
-                &x,
-                &v,
-                &y,
-                1.0 / 24.0,
-                g,
-                Vec3::zeros(),
-                JacobianMode::System,
-            );
+            let (system, x, filters) = crumpled_drape(side);
+            let n = x.len();
             let a = &system.matrix;
-            let plane = crate::Mat3::from_diagonal(&Vec3::new(1.0, 0.0, 1.0));
-            let filters: Vec<Option<crate::Mat3>> =
-                (0..n).map(|i| (i % 50 == 0).then_some(plane)).collect();
             let filter = |i: usize| filters[i];
             let mut d = Deflation::default();
             assert!(d.prepare(a, filter));
