@@ -37,12 +37,14 @@
 //!
 //! Aggregates are grown once per block pattern (`aggregates`): the [`RINGS`]-ring
 //! neighbourhoods of seeds whose neighbourhood is still unassigned, then the particles
-//! left over join a neighbouring aggregate. Measured on the fig.-1 drape at 10,000
+//! left over join a neighbouring aggregate. Measured (one run each, with the first,
+//! DEF1 form of this module) on the fig.-1 drape at 10,000
 //! particles (12 frames): one ring, 850 aggregates, 49 CG per step; two rings, 281
 //! aggregates, 67 CG per step, yet 413 against 609 ms per frame: the coarse solve of the
 //! first costs 0.19 ms per iteration against 0.03 ms, and its factorisation 5 ms per
-//! step against 0.7 ms. Hence two rings, whose coarse system also grows more slowly. Adding the three rotations of each aggregate about its centroid (six
-//! coarse unknowns per aggregate) cut the iterations of that drape by another quarter
+//! step against 0.7 ms. Hence two rings, whose coarse system also grows more slowly.
+//! Adding the three rotations of each aggregate about its centroid (six coarse unknowns
+//! per aggregate) cut the iterations of that drape by another quarter
 //! (2,601 particles: 47 → 34 CG per step) but not on the sheets resting on a sphere or
 //! the skirt, and made fig. 1 slower (66 → 78 ms per frame), so the space holds
 //! translations only.
@@ -65,7 +67,7 @@ pub const RINGS: usize = 2;
 #[derive(Debug, Default, Clone)]
 pub struct Deflation {
     structure: Option<Arc<Structure>>,
-    /// `Ã Z` over `Structure::az_col` (zero columns for aggregates left out).
+    /// `(Ã Z)_iJ = S_i (Σ_{j ∈ J} A_ij S_j) B_J` over `Structure::az_col`.
     az: Vec<Mat3>,
     /// `E`, factored into `factor`.
     coarse: Option<BlockCsr>,
@@ -212,11 +214,8 @@ impl Deflation {
             .coarse
             .get_or_insert_with(|| BlockCsr::zeros(st.coarse_pattern.clone()));
         coarse.values.iter_mut().for_each(|b| *b = Mat3::zeros());
-        for (i, &g) in st.agg.iter().enumerate() {
-            for slot in st.az_ptr[i]..st.az_ptr[i + 1] {
-                coarse.values[st.coarse_of_az[slot]] += self.az[slot];
-            }
-            debug_assert!(g < m);
+        for (slot, b) in self.az.iter().enumerate() {
+            coarse.values[st.coarse_of_az[slot]] += b;
         }
         for g in 0..m {
             let bt = self.basis[g].transpose();

@@ -43,7 +43,8 @@
 //! count. A triangular preconditioner replaces the fused `s = P⁻¹ r` by its two sweeps,
 //! which run two domains of the mesh in parallel and their separator after them
 //! ([`precond`](super::precond); deterministic as well). No allocation happens once the [`PcgScratch`] has been
-//! sized by a first solve.
+//! sized by a first solve, but for the deflation's set-up (a few vectors of one entry per
+//! particle or aggregate, and faer's factorisation stack, once per solve).
 use super::block3::{spd_inverse_or_diagonal, sum_in_order, CHUNK};
 use super::deflation::Deflation;
 use super::precond::{Preconditioner, TriangularFactor};
