@@ -38,8 +38,8 @@
 //! Aggregates are grown once per block pattern (`aggregates`): the [`RINGS`]-ring
 //! neighbourhoods of seeds whose neighbourhood is still unassigned, then the particles
 //! left over join a neighbouring aggregate. Measured (one run each, with the first,
-//! DEF1 form of this module) on the fig.-1 drape at 10,000
-//! particles (12 frames): one ring, 850 aggregates, 49 CG per step; two rings, 281
+//! DEF1 form of this module) on the fig.-1 drape at 10,000 particles (12 frames): one
+//! ring, 850 aggregates, 49 CG per step; two rings, 281
 //! aggregates, 67 CG per step, yet 413 against 609 ms per frame: the coarse solve of the
 //! first costs 0.19 ms per iteration against 0.03 ms, and its factorisation 5 ms per
 //! step against 0.7 ms. Hence two rings, whose coarse system also grows more slowly.
