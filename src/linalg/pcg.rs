@@ -22,9 +22,9 @@
 //! Baraff's algorithm). The same ε thus allows the same residual for every preconditioner;
 //! the error it leaves still differs (at ε = 1e-4 the 2,601-particle two-corner sheet ends
 //! 12 frames within 0.10 mm of a 1e-8 solve with block Jacobi, 0.25 mm with Gauss–Seidel,
-//! 3.1 mm with IC(0), 0.36 mm with deflated IC(0); IC(0) at 1e-5: 0.11 mm, deflated at
-//! 3e-5, the default: 0.056 mm). The smooth error modes, which a small residual hides,
-//! are what deflation solves exactly.
+//! 3.1 mm with IC(0), 0.36 mm with deflated IC(0); at 1e-5 IC(0) 0.11 mm, deflated IC(0)
+//! 0.023 mm). The smooth error modes, which a small residual hides, are what deflation
+//! solves exactly.
 //!
 //! With [`PcgSettings::deflation`] the iteration is deflated by a coarse space of
 //! particle aggregates ([`deflation`](super::deflation)): the start takes the coarse

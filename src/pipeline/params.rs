@@ -62,13 +62,15 @@ pub struct SolverParams {
     pub min_step: f64,
     /// Relative tolerance ε of the modified PCG (Baraff §5.3: stop when δ ≤ ε² δ₀, δ in
     /// the block-Jacobi norm whatever the preconditioner, see [`crate::linalg::pcg`]).
-    /// Default 3e-5, chosen with the default deflated block IC(0): on the 2,601-particle
-    /// two-corner sheet it ends 12 frames within 0.056 mm of a 1e-9 solve, against
-    /// 0.116 mm for IC(0) without deflation at 1e-5 (the default before) and 0.10 mm for
-    /// block Jacobi at 1e-4 (the default before that). Deflated, 1e-5 drifts 0.023 mm at
-    /// 57.0 CG per step, 3e-5 47.9, 5e-5 0.135 mm at 44.4, 1e-4 0.36 mm at 39.4, 1e-3
-    /// 2.6 mm; undeflated IC(0) at 1e-4 drifted 3.0 mm: the coarse space solves the
-    /// smooth modes, whose error a small residual hides, exactly.
+    /// Default 1e-5. On the 2,601-particle two-corner sheet, deflated IC(0) (the default)
+    /// ends 12 frames within 0.023 mm of a 1e-9 solve at 57.0 CG per step; 3e-5 within
+    /// 0.056 mm at 47.9, 5e-5 0.135 mm at 44.4, 1e-4 0.36 mm at 39.4, 1e-3 2.6 mm.
+    /// Undeflated IC(0) (the default before) drifted 0.116 mm at 1e-5 and 3.0 mm at 1e-4,
+    /// block Jacobi (the default before that) 0.10 mm at 1e-4: the coarse space solves
+    /// the smooth modes, whose error a small residual hides, exactly. 3e-5 would keep the
+    /// old accuracy for 16% fewer iterations, but with it the floor pile-up of
+    /// tests/self_collision.rs accepts a self-crossing at the smallest steps (frame 12),
+    /// as warm starts and `Preconditioner::Auto` do, so the default stays 1e-5.
     pub cg_tolerance: f64,
     /// Start each PCG solve from the previous step's Δv in the free directions. Default
     /// false: on the 2,500-particle two-corner sheet it takes 20% fewer CG iterations (86k
@@ -176,7 +178,7 @@ impl SolverParams {
         SolverParams {
             max_step: 1.0 / fps,
             min_step: 1e-5,
-            cg_tolerance: 3e-5,
+            cg_tolerance: 1e-5,
             cg_max_iterations: 5000,
             cg_warm_start: false,
             cg_deflation: true,
