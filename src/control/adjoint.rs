@@ -93,6 +93,7 @@ pub struct AdjointSolver {
 impl AdjointSolver {
     /// A solver for the simulator whose system is `system`, solving to `tolerance`.
     pub fn new(system: System, params: &SolverParams, tolerance: f64) -> Self {
+        let deflation = params.deflates(system.matrix.n());
         AdjointSolver {
             system,
             pcg: PcgScratch::default(),
@@ -100,7 +101,7 @@ impl AdjointSolver {
                 tolerance,
                 max_iterations: params.cg_max_iterations,
                 warm_start: false,
-                deflation: params.cg_deflation,
+                deflation,
             },
             preconditioner: params.preconditioner,
             w: Vec::new(),

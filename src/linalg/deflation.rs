@@ -60,6 +60,16 @@ use crate::{Mat3, Vec3};
 use rayon::prelude::*;
 use std::sync::Arc;
 
+/// Fewest particles for which the simulator deflates its solves
+/// ([`SolverParams::deflates`](crate::pipeline::SolverParams::deflates)). Below it the
+/// coarse work of each iteration (two coarse solves, the products with `Ã Z`) costs about
+/// what the saved iterations do: back to back with undeflated IC(0), the 2,500-vertex
+/// sheet on a sphere took 54–57 → 60–65 ms/frame for 73.6 → 54.5 CG per step and the
+/// 2,601-particle fig.-1 drape 66 → 70 ms/frame for 55 → 47, while from 5,041 particles
+/// on every measured scene gains (two-corner sheet 162 → 120–153 ms/frame at 5,041, the
+/// 10,000-vertex sheet on a sphere 710–757 → 560–631).
+pub const MIN_PARTICLES: usize = 4000;
+
 /// Rings of neighbours grown around an aggregate's first particle.
 pub const RINGS: usize = 2;
 

@@ -458,7 +458,7 @@ impl Simulator {
             tolerance: self.params.cg_tolerance,
             max_iterations: self.params.cg_max_iterations,
             warm_start: self.params.cg_warm_start,
-            deflation: self.params.cg_deflation,
+            deflation: self.params.deflates(self.system.matrix.n()),
         };
         modified_pcg_with(
             &self.system.matrix,

@@ -79,8 +79,10 @@ pub struct SolverParams {
     /// steps), so it stays off until that is understood.
     pub cg_warm_start: bool,
     /// Deflate the PCG by a coarse space of particle aggregates
-    /// ([`crate::linalg::deflation`]): the conjugate gradient skips the smooth, mesh-wide
-    /// modes IC(0) leaves, solved exactly on the aggregates instead. Default true.
+    /// ([`crate::linalg::deflation`]) on garments of at least
+    /// [`MIN_PARTICLES`](crate::linalg::deflation::MIN_PARTICLES) particles: the conjugate
+    /// gradient skips the smooth, mesh-wide modes IC(0) leaves, solved exactly on the
+    /// aggregates instead. Default true.
     /// Measured back to back with the commit before (same machine, noisy to ±20%): the
     /// two-corner sheet (`cargo bench --bench scaling`, 4 frames) 151 → 54 CG per step at
     /// 2,601 particles and 580 → 97 at 29,929 (4,036 → 1,248–1,398 ms/frame; exponent of
@@ -173,6 +175,12 @@ pub struct SolverParams {
 pub const DEFAULT_LIFT: f64 = 0.15;
 
 impl SolverParams {
+    /// Whether the solves of a garment of `particles` particles are deflated
+    /// ([`SolverParams::cg_deflation`]).
+    pub fn deflates(&self, particles: usize) -> bool {
+        self.cg_deflation && particles >= crate::linalg::deflation::MIN_PARTICLES
+    }
+
     /// Defaults for a scene at `fps` frames per second with up axis `up`.
     pub fn new(fps: f64, up: Vec3) -> Self {
         SolverParams {
