@@ -88,9 +88,9 @@ pub struct SolverParams {
     /// 2,601 particles and 580 → 97 at 29,929 (4,036 → 1,248–1,398 ms/frame; exponent of
     /// ms/frame against particles n^1.72 → n^1.22–1.26); the 10,000-vertex sheet resting on
     /// a sphere (60 frames) 194 → 85 CG per step, 710–757 → 560–631 ms/frame; the
-    /// 2,500-vertex one 73.6 → 54.5 CG per step but 54–57 → 60–65 ms/frame, where the
-    /// coarse work of every iteration outweighs the iterations saved; the fig.-1 drape
-    /// (2,601) 55 → 36 CG per step, 64–68 → 61–63 ms/frame.
+    /// 2,500-vertex one 73.6 → 54.5 CG per step but 54–57 → 60–65 ms/frame, and the
+    /// fig.-1 drape (2,601) 55 → 47 CG per step, 66 → 70 ms/frame: there the coarse work
+    /// of every iteration outweighs the iterations saved, hence the threshold.
     pub cg_deflation: bool,
     /// Iteration cap of one PCG solve. Default 5000; a solve that hits it rejects the step
     /// (retried at half the size, where the system is better conditioned).
