@@ -18,8 +18,10 @@
 //! the smallest eigenvalues of `P⁻¹ Ã` (the smooth, mesh-wide modes IC(0) leaves), and
 //! the iteration count drops, most on large meshes where those modes dominate. In exact
 //! arithmetic projecting `q` changes nothing; in floating point it keeps the residual
-//! orthogonal to the coarse space. Without it, a 196-particle sheet solved to 1e-13
-//! diverged (residuals growing to 1e4 over 5,000 iterations); projecting only `q` and
+//! orthogonal to the coarse space. Without it (and `δ` taken before the correction) a
+//! 196-particle sheet solved to 1e-13 diverged (residuals growing to 1e4 over 5,000
+//! iterations), and with `δ` corrected its solves still stalled (the test took twice
+//! as long and its trajectory changed); projecting only `q` and
 //! the start (DEF1 of Tang, Nabben, Vuik & Erlangga 2009) broke down instead at relative
 //! residuals near 1e-6, `cᵀ P_D Ã c` lost to cancellation when `c` lies mostly in the
 //! coarse space (tests/control_gradient.rs caught both). `δ` is taken after the
