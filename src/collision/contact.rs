@@ -23,6 +23,7 @@
 use super::body::BodyState;
 use super::bvh::Aabb;
 use super::geometry::{closest_point_barycentric, point_triangle_ccd};
+use super::layers::NearbyCloth;
 use crate::linalg::pcg::Constraint;
 use crate::{Mat3, Vec3};
 use rayon::prelude::*;
@@ -104,9 +105,8 @@ impl BodyContacts {
     /// A particle released last step (its constraint force turned attractive, Baraff §5.4)
     /// comes back only if its own momentum carries it into the body, unless it still lies
     /// on the surface (within 10% of the thickness of where position alteration put it)
-    /// with no cloth near it (`layered[i]` false: no self-contact spring in this step's
-    /// detection; a missing entry counts as false): then gravity counts too, as for any
-    /// particle. At the edge of a contact region (cloth draped over a sphere, bending
+    /// with no cloth near it (`layers`: no self-contact spring in this step's detection):
+    /// then gravity counts too, as for any particle. At the edge of a contact region (cloth draped over a sphere, bending
     /// lifting the last row off) the constraint force flips sign from step to step;
     /// without gravity a released particle there was free for a step and sank into the
     /// body, 4 mm in a 1/48 s step, and every attempt to grow the step failed Baraff's
@@ -120,7 +120,7 @@ impl BodyContacts {
         x: &[Vec3],
         v: &[Vec3],
         fixed: &[bool],
-        layered: &[bool],
+        layers: &NearbyCloth,
         h: f64,
         g: Vec3,
     ) {
@@ -139,8 +139,7 @@ impl BodyContacts {
                 if let Some(m) = mem {
                     let outside = hit.d0 >= 0.9 * bodies[hit.body].thickness;
                     let body = &bodies[hit.body];
-                    let resting =
-                        hit.d0 <= 1.1 * body.thickness && !layered.get(i).copied().unwrap_or(false);
+                    let resting = hit.d0 <= 1.1 * body.thickness && !layers.near(i);
                     if m.released && !hit.ccd && outside && !resting {
                         // Released last step (attractive force): only its own momentum
                         // carrying it into the body brings it back.
@@ -165,7 +164,8 @@ impl BodyContacts {
                     body: hit.body,
                     normal: hit.normal,
                     body_velocity: hit.body_velocity,
-                    y: (body.thickness - hit.d0) * hit.normal,
+                    y: alteration(body.thickness, hit.d0, layers.over_cloth(i, hit.normal))
+                        * hit.normal,
                     stuck,
                     friction: body.friction,
                 })
@@ -322,6 +322,20 @@ fn surface_distance(p: Vec3, c: [Vec3; 3]) -> Option<(f64, f64)> {
     Some(((p - q).norm(), (p - q).dot(&(n / len))))
 }
 
+/// Length of the position alteration along the normal (§6.2, eq. 17): `τ − d₀`, to end
+/// the step at the thickness `τ` from the surface; but a particle with cloth between it and
+/// the surface (`over_cloth`, [`NearbyCloth::over_cloth`]) is only pushed out, never pulled
+/// down to `τ`: that would put it in the plane of the layer under it, and at the floor
+/// pile-up of tests/self_collision.rs every step then crossed that layer down to the
+/// smallest step sizes. It rests where it is, on the cloth under it.
+fn alteration(tau: f64, d0: f64, over_cloth: bool) -> f64 {
+    if over_cloth {
+        (tau - d0).max(0.0)
+    } else {
+        tau - d0
+    }
+}
+
 /// The contact of a particle moving `x0 → pred` over a step of `h`, if any: the earliest
 /// continuous hit, else the nearest triangle within the thickness at the step's end.
 fn find_hit(bodies: &[BodyState], x0: Vec3, pred: Vec3, h: f64) -> Option<Hit> {
@@ -403,6 +417,7 @@ fn find_hit(bodies: &[BodyState], x0: Vec3, pred: Vec3, h: f64) -> Option<Hit> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collision::self_contact::Repulsion;
 
     fn sliding_contact(normal: Vec3, friction_dir: Vec3) -> BodyContacts {
         let c = Contact {
@@ -436,7 +451,7 @@ mod tests {
         let mut x = vec![Vec3::new(0.02, 0.36, 0.01)];
         let v = vec![Vec3::new(0.0, -0.5, 0.0)];
         let mut contacts = BodyContacts::default();
-        contacts.detect(&bodies, &x, &v, &[false], &[], h, g);
+        contacts.detect(&bodies, &x, &v, &[false], &NearbyCloth::none(), h, g);
         assert_eq!(contacts.contacts.len(), 1);
         let (mut constraints, mut y) = (Vec::new(), vec![Vec3::zeros()]);
         contacts.constrain(&v, &mut constraints, &mut y);
@@ -448,13 +463,62 @@ mod tests {
         x[0] += y[0] + 2e-4 * n;
         let detect = |layered: bool| {
             let mut c = contacts.clone();
-            c.detect(&bodies, &x, &rest, &[false], &[layered], h, g);
+            let springs = [Repulsion {
+                nodes: [0, 1, 2, 3],
+                gamma: [1.0, -0.2, -0.3, -0.5],
+                normal: n,
+                point_triangle: true,
+            }];
+            let layers = NearbyCloth::new(4, if layered { &springs } else { &[] });
+            c.detect(&bodies, &x, &rest, &[false], &layers, h, g);
             c.contacts.len()
         };
         // Nothing under it: gravity brings it back onto the surface.
         assert_eq!(detect(false), 1);
         // Cloth under it: only its own momentum would, and it has none.
         assert_eq!(detect(true), 0);
+    }
+
+    #[test]
+    fn a_particle_over_cloth_is_pushed_out_but_never_pulled_down_onto_the_body() {
+        let floor = crate::fixtures::bodies::inclined_plane(Vec3::zeros(), 2.0, 0.0, 4);
+        let tau = 0.004;
+        let bodies = [BodyState::new(&floor, tau, 0.3).unwrap()];
+        let (g, h) = (Vec3::new(0.0, -9.81, 0.0), 1.0 / 48.0);
+        // Particle 0 lies 1.5 τ above the floor, on particle 1's layer at τ; particle 2
+        // went 1 mm into the floor under cloth (particle 3 over it, a spring from above).
+        let x = vec![
+            Vec3::new(0.1, 1.5 * tau, 0.1),
+            Vec3::new(0.1, tau, 0.1),
+            Vec3::new(0.3, -0.001, 0.2),
+            Vec3::new(0.3, 0.002, 0.2),
+        ];
+        let v = vec![Vec3::new(0.0, -0.1, 0.0); 4];
+        let spring = |top: usize, bottom: usize| Repulsion {
+            nodes: [top, bottom, bottom, bottom],
+            gamma: [1.0, -1.0, 0.0, 0.0],
+            normal: Vec3::y(),
+            point_triangle: true,
+        };
+        let alterations = |layers: &NearbyCloth| {
+            let mut c = BodyContacts::default();
+            c.detect(&bodies, &x, &v, &[false, false, false, true], layers, h, g);
+            let (mut constraints, mut y) = (Vec::new(), vec![Vec3::zeros(); 4]);
+            c.constrain(&v, &mut constraints, &mut y);
+            assert_eq!(constraints.len(), 3, "particles 0–2 touch the floor");
+            y.iter().map(|y| y.y).collect::<Vec<_>>()
+        };
+        let alone = alterations(&NearbyCloth::none());
+        let piled = alterations(&NearbyCloth::new(4, &[spring(0, 1), spring(3, 2)]));
+        // Without layers: all altered to τ, particle 0 pulled down 2 mm into particle 1's
+        // plane.
+        for (y, x) in alone.iter().zip(&x).take(3) {
+            assert!((x.y + y - tau).abs() < 1e-12);
+        }
+        // With layers: particle 0 rests on the layer under it; the others as before
+        // (particle 2 has cloth above it, not under it, and is pushed out to τ).
+        assert_eq!(piled[0], 0.0);
+        assert_eq!(piled[1..3], alone[1..3]);
     }
 
     #[test]

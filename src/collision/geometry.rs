@@ -65,9 +65,8 @@ fn safe_ratio(n: f64, d: f64) -> f64 {
 /// ```text
 /// coplanar:  f(t) = ((b − a) × (c − a)) · (p − a) = 0,  all linear in t → f cubic in t
 /// ```
-/// Roots are bracketed between the cubic's critical points and refined by bisection; a root
-/// counts if the point's barycentric coordinates in the triangle at that time are within
-/// `[−tol, 1 + tol]`.
+/// A root counts if the point's barycentric coordinates in the triangle at that time are
+/// within `[−tol, 1 + tol]` (roots: [`first_coplanar_time`]).
 pub fn point_triangle_ccd(
     p: [Vec3; 2],
     a: [Vec3; 2],
@@ -75,10 +74,64 @@ pub fn point_triangle_ccd(
     c: [Vec3; 2],
     tol: f64,
 ) -> Option<f64> {
-    let at = |x: &[Vec3; 2], t: f64| x[0] + (x[1] - x[0]) * t;
+    // Far apart at the start for the distance the features move: no contact (see `reach`).
+    let w = closest_point_barycentric(p[0], a[0], b[0], c[0]);
+    let gap = (p[0] - (a[0] * w[0] + b[0] * w[1] + c[0] * w[2])).norm();
+    if gap > reach(&[p], &[a, b, c]) {
+        return None;
+    }
+    first_coplanar_time([p, a, b, c], |[p, a, b, c]| {
+        inside_triangle(p, a, b, c, tol)
+    })
+}
+
+/// Earliest time `t ∈ [0, 1]` at which the edge moving linearly `(a0, b0) → (a1, b1)` passes
+/// through the edge `(c0, e0) → (c1, e1)`, if any: the four points are coplanar
+/// (`f(t) = ((b − a) × (c − a)) · (e − a) = 0`, a cubic) and the segments' closest points
+/// at that time, interior to both (parameters in `[tol, 1 − tol]`), are within `tol` times
+/// the longer edge of each other (Provot 1997; Bridson et al. 2002 §4).
+pub fn edge_edge_ccd(
+    a: [Vec3; 2],
+    b: [Vec3; 2],
+    c: [Vec3; 2],
+    e: [Vec3; 2],
+    tol: f64,
+) -> Option<f64> {
+    let (s, u) = segment_closest_params(a[0], b[0], c[0], e[0]);
+    let gap = (a[0] + (b[0] - a[0]) * s) - (c[0] + (e[0] - c[0]) * u);
+    if gap.norm() > reach(&[a, b], &[c, e]) {
+        return None;
+    }
+    first_coplanar_time([e, a, b, c], |[e, a, b, c]| {
+        let (s, u) = segment_closest_params(a, b, c, e);
+        let interior = |w: f64| (tol..=1.0 - tol).contains(&w);
+        let gap = (a + (b - a) * s) - (c + (e - c) * u);
+        let scale = (b - a).norm().max((e - c).norm());
+        interior(s) && interior(u) && gap.norm() <= tol * scale
+    })
+}
+
+/// Bound on how much the distance between two features (a point, segment or triangle each,
+/// by their corners' paths) can shrink over the step: every point of a feature is a convex
+/// combination of its corners, so it moves at most its farthest corner's distance, and the
+/// distance between the features falls by at most the sum. Features farther apart than
+/// this at the start cannot touch; the test skips most pairs of a cloth lying flat, whose
+/// coplanarity function is rounding noise that would otherwise be bisected.
+fn reach(first: &[[Vec3; 2]], second: &[[Vec3; 2]]) -> f64 {
+    let farthest = |f: &[[Vec3; 2]]| f.iter().map(|x| (x[1] - x[0]).norm()).fold(0.0, f64::max);
+    farthest(first) + farthest(second)
+}
+
+/// The earliest root `t ∈ [0, 1]` of the coplanarity cubic
+/// `f(t) = ((b − a) × (c − a)) · (p − a)` of four points moving linearly (`[p, a, b, c]`,
+/// each from `[0]` to `[1]`) at which `accept` holds for the positions at `t`.
+///
+/// Roots are bracketed between the cubic's critical points and refined by bisection.
+fn first_coplanar_time(points: [[Vec3; 2]; 4], accept: impl Fn([Vec3; 4]) -> bool) -> Option<f64> {
+    let at = |t: f64| points.map(|x| x[0] + (x[1] - x[0]) * t);
     let f = |t: f64| {
-        let (pa, pb, pc, pp) = (at(&a, t), at(&b, t), at(&c, t), at(&p, t));
-        (pb - pa).cross(&(pc - pa)).dot(&(pp - pa))
+        let [p, a, b, c] = at(t);
+        (b - a).cross(&(c - a)).dot(&(p - a))
     };
     // Cubic coefficients from four samples (exact for a cubic): Lagrange on t = 0, 1/3, 2/3, 1.
     let (f0, f1, f2, f3) = (f(0.0), f(1.0 / 3.0), f(2.0 / 3.0), f(1.0));
@@ -121,14 +174,48 @@ pub fn point_triangle_ccd(
             }
             Some(hi)
         };
-        if let Some(t) = root {
-            let (pa, pb, pc, pp) = (at(&a, t), at(&b, t), at(&c, t), at(&p, t));
-            if inside_triangle(pp, pa, pb, pc, tol) {
-                return Some(t);
-            }
+        if let Some(t) = root.filter(|&t| accept(at(t))) {
+            return Some(t);
         }
     }
     None
+}
+
+/// Closest points of segments `p1 q1` and `p2 q2` as parameters `(s, u)` in `[0, 1]`
+/// (Ericson, *Real-Time Collision Detection* §5.1.9).
+pub fn segment_closest_params(p1: Vec3, q1: Vec3, p2: Vec3, q2: Vec3) -> (f64, f64) {
+    let d1 = q1 - p1;
+    let d2 = q2 - p2;
+    let r = p1 - p2;
+    let a = d1.dot(&d1);
+    let e = d2.dot(&d2);
+    let f = d2.dot(&r);
+    if a <= 1e-300 && e <= 1e-300 {
+        return (0.0, 0.0);
+    }
+    if a <= 1e-300 {
+        return (0.0, (f / e).clamp(0.0, 1.0));
+    }
+    let c = d1.dot(&r);
+    if e <= 1e-300 {
+        return ((-c / a).clamp(0.0, 1.0), 0.0);
+    }
+    let b = d1.dot(&d2);
+    let denom = a * e - b * b;
+    let mut s = if denom > 1e-300 {
+        ((b * f - c * e) / denom).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let mut u = (b * s + f) / e;
+    if u < 0.0 {
+        u = 0.0;
+        s = (-c / a).clamp(0.0, 1.0);
+    } else if u > 1.0 {
+        u = 1.0;
+        s = ((b - c) / a).clamp(0.0, 1.0);
+    }
+    (s, u)
 }
 
 /// True if `p`, assumed (nearly) in the triangle's plane, has barycentric coordinates in
@@ -216,5 +303,76 @@ mod tests {
         let at = |x: &[Vec3; 2]| x[0] + (x[1] - x[0]) * t;
         let n = (at(&b) - at(&a)).cross(&(at(&c) - at(&a))).normalize();
         assert!((at(&p) - at(&a)).dot(&n).abs() < 1e-9);
+    }
+
+    #[test]
+    fn edge_edge_ccd_finds_where_an_edge_passes_through_another() {
+        // Edge along x at height 0.3 falling by 1 through a fixed edge along z at height 0.
+        let a = [Vec3::new(-1.0, 0.3, 0.2), Vec3::new(-1.0, -0.7, 0.2)];
+        let b = [Vec3::new(1.0, 0.3, 0.2), Vec3::new(1.0, -0.7, 0.2)];
+        let c = [Vec3::new(0.4, 0.0, -1.0); 2];
+        let e = [Vec3::new(0.4, 0.0, 1.0); 2];
+        let t = edge_edge_ccd(a, b, c, e, 1e-6).unwrap();
+        assert!((t - 0.3).abs() < 1e-12, "t = {t}");
+        // Symmetric in the pair.
+        assert!((edge_edge_ccd(c, e, a, b, 1e-6).unwrap() - t).abs() < 1e-12);
+        // Shifted past the other edge's end (z = 1): they pass by.
+        let shift = |x: [Vec3; 2]| x.map(|p| p + Vec3::new(0.0, 0.0, 1.5));
+        assert!(edge_edge_ccd(shift(a), shift(b), c, e, 1e-6).is_none());
+        // Stopping short of it.
+        let short = |x: [Vec3; 2]| [x[0], x[0] + (x[1] - x[0]) * 0.25];
+        assert!(edge_edge_ccd(short(a), short(b), c, e, 1e-6).is_none());
+    }
+
+    #[test]
+    fn edge_edge_ccd_agrees_with_dense_sampling_on_random_motions() {
+        let mut seed = 7u64;
+        let mut rnd = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        let mut hits = 0;
+        for _ in 0..400 {
+            let mut path = || {
+                let p = Vec3::new(rnd(), rnd(), rnd());
+                [p, p + 0.8 * Vec3::new(rnd(), rnd(), rnd())]
+            };
+            let (a, b, c, e) = (path(), path(), path(), path());
+            // Brute force: the sign of the oriented volume of the two edges flips between
+            // samples where their closest points are interior and nearly meet.
+            let at = |x: &[Vec3; 2], t: f64| x[0] + (x[1] - x[0]) * t;
+            let n = 20_000;
+            let mut brute = None;
+            let (mut prev_gap, mut prev_side) = (f64::INFINITY, 0.0);
+            for k in 0..=n {
+                let t = k as f64 / n as f64;
+                let (pa, pb, pc, pe) = (at(&a, t), at(&b, t), at(&c, t), at(&e, t));
+                let side = (pb - pa).cross(&(pe - pc)).dot(&(pc - pa));
+                let (s, u) = segment_closest_params(pa, pb, pc, pe);
+                let interior = (0.01..=0.99).contains(&s) && (0.01..=0.99).contains(&u);
+                let gap = ((pa + (pb - pa) * s) - (pc + (pe - pc) * u)).norm();
+                if k > 0 && side * prev_side < 0.0 && interior && gap.max(prev_gap) < 1e-3 {
+                    brute = Some(t);
+                    break;
+                }
+                (prev_gap, prev_side) = (gap, side);
+            }
+            let ccd = edge_edge_ccd(a, b, c, e, 1e-6);
+            if let Some(t) = brute {
+                hits += 1;
+                let found = ccd.expect("a crossing found by sampling");
+                assert!(found <= t + 1e-4, "ccd {found}, sampled {t}");
+            }
+            if let Some(t) = ccd {
+                // Every reported crossing is real: the edges meet at that time.
+                let (pa, pb, pc, pe) = (at(&a, t), at(&b, t), at(&c, t), at(&e, t));
+                let (s, u) = segment_closest_params(pa, pb, pc, pe);
+                let gap = ((pa + (pb - pa) * s) - (pc + (pe - pc) * u)).norm();
+                assert!(gap < 1e-9, "gap {gap} at t = {t}");
+            }
+        }
+        assert!(hits >= 10, "the sample has crossings: {hits}");
     }
 }

@@ -4,10 +4,13 @@
 //! * [`geometry`]: closest points on triangles and continuous point–triangle hits.
 //! * [`body`]: a body's positions at the start and end of the current step.
 //! * [`contact`]: contacts as exact PCG constraints with position alteration and friction.
+//! * [`self_contact`]: cloth self-repulsion and the crossing check.
+//! * [`layers`]: which particles have cloth between them and a body.
 pub mod body;
 pub mod bvh;
 pub mod contact;
 pub mod geometry;
+pub mod layers;
 pub mod self_contact;
 
 pub use body::BodyState;

@@ -12,7 +12,9 @@
 //! symmetric, negative semi-definite Jacobian `−k (∂C/∂x)(∂C/∂x)ᵀ` — a linear spring, as
 //! Baraff's cloth/cloth contacts. Damping `−k_d (∂C/∂x) Ċ` damps approach only along `n`.
 use super::bvh::{Aabb, Bvh};
-use super::geometry::{closest_point_barycentric, point_triangle_ccd};
+use super::geometry::{
+    closest_point_barycentric, edge_edge_ccd, point_triangle_ccd, segment_closest_params,
+};
 use crate::forces::condition::{condition_forces, ConditionEval};
 use crate::forces::{ElementForces, JacobianMode};
 use crate::model::ClothModel;
@@ -56,43 +58,6 @@ pub fn repulsion_forces(
         eval.dc[0][i] = r.gamma[i] * r.normal;
     }
     condition_forces(&eval, v, k, kd, [false], mode)
-}
-
-/// Closest points of segments `p1 q1` and `p2 q2` as parameters `(s, u)` in `[0, 1]`
-/// (Ericson, *Real-Time Collision Detection* §5.1.9).
-pub fn segment_closest_params(p1: Vec3, q1: Vec3, p2: Vec3, q2: Vec3) -> (f64, f64) {
-    let d1 = q1 - p1;
-    let d2 = q2 - p2;
-    let r = p1 - p2;
-    let a = d1.dot(&d1);
-    let e = d2.dot(&d2);
-    let f = d2.dot(&r);
-    if a <= 1e-300 && e <= 1e-300 {
-        return (0.0, 0.0);
-    }
-    if a <= 1e-300 {
-        return (0.0, (f / e).clamp(0.0, 1.0));
-    }
-    let c = d1.dot(&r);
-    if e <= 1e-300 {
-        return ((-c / a).clamp(0.0, 1.0), 0.0);
-    }
-    let b = d1.dot(&d2);
-    let denom = a * e - b * b;
-    let mut s = if denom > 1e-300 {
-        ((b * f - c * e) / denom).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    let mut u = (b * s + f) / e;
-    if u < 0.0 {
-        u = 0.0;
-        s = (-c / a).clamp(0.0, 1.0);
-    } else if u > 1.0 {
-        u = 1.0;
-        s = ((b - c) / a).clamp(0.0, 1.0);
-    }
-    (s, u)
 }
 
 /// Self-collision detection over one garment.
@@ -264,12 +229,15 @@ impl SelfCollision {
         out
     }
 
-    /// True if some particle's straight path `x0 → x1` passes through a cloth triangle
-    /// not containing it (a self-intersection the repulsion did not prevent).
+    /// True if the cloth passes through itself on the straight paths `x0 → x1`: a particle
+    /// through a triangle not containing it, or an edge through an edge sharing no particle
+    /// with it (a self-intersection the repulsion did not prevent). Contacts already there
+    /// at `x0` (time 0) are not new crossings.
     pub fn crosses(&mut self, x0: &[Vec3], x1: &[Vec3]) -> bool {
         self.tri_bvh.refit(&boxes(&self.triangles, x0, x1, 0.0));
         let tris = &self.triangles;
-        (0..x0.len()).into_par_iter().any(|p| {
+        let path = |i: usize| [x0[i], x1[i]];
+        let point_through_triangle = (0..x0.len()).into_par_iter().any(|p| {
             let mut q = Aabb::empty();
             q.include(x0[p]);
             q.include(x1[p]);
@@ -279,19 +247,32 @@ impl SelfCollision {
                 if hit || p == a || p == b || p == c {
                     return;
                 }
-                hit = point_triangle_ccd(
-                    [x0[p], x1[p]],
-                    [x0[a], x1[a]],
-                    [x0[b], x1[b]],
-                    [x0[c], x1[c]],
-                    0.0,
-                )
-                .is_some_and(|t| t > 0.0);
+                hit = point_triangle_ccd(path(p), path(a), path(b), path(c), 0.0)
+                    .is_some_and(|t| t > 0.0);
             });
             hit
-        })
+        });
+        if point_through_triangle {
+            return true;
+        }
+        self.edge_bvh.refit(&boxes(&self.edges, x0, x1, 0.0));
+        let edges = &self.edges;
+        let through = self.edge_bvh.overlapping_pairs(|i, j| {
+            let ([a, b], [c, e]) = (edges[i], edges[j]);
+            if c == a || c == b || e == a || e == b {
+                return None;
+            }
+            edge_edge_ccd(path(a), path(b), path(c), path(e), EDGE_CROSSING_TOLERANCE)
+                .filter(|&t| t > 0.0)
+        });
+        !through.is_empty()
     }
 }
+
+/// Tolerance of the edge–edge crossing test ([`edge_edge_ccd`]): closest points within this
+/// fraction of the edge length count as touching, and so do parameters this close to an end
+/// (a hit at an end point is a point–triangle crossing, found by that test).
+const EDGE_CROSSING_TOLERANCE: f64 = 1e-6;
 
 /// Boxes of elements over positions `x0` and `x1`, inflated by `r`.
 fn boxes<const N: usize>(elements: &[[usize; N]], x0: &[Vec3], x1: &[Vec3], r: f64) -> Vec<Aabb> {
@@ -473,6 +454,50 @@ mod tests {
         x[0].y += 1e-3;
         let moved = sc.detect(&x);
         assert_eq!(moved, sc.clone_without_cache().detect(&x));
+    }
+
+    #[test]
+    fn an_edge_passing_through_an_edge_is_a_crossing() {
+        use crate::fixtures::{sheet, SheetSpec};
+        use crate::model::{ClothModel, UvScale};
+        // Two triangles in perpendicular planes, 10 cm across: the bottom edge of the first
+        // (plane z = 0) falls through the top edge of the second (plane x = 0). No corner
+        // passes through a face, so only the edge–edge test sees it.
+        let mut g = sheet(&SheetSpec::default());
+        g.positions = [
+            (-1.0, 0.1, 0.0),
+            (1.0, 0.1, 0.0),
+            (0.0, 1.1, 0.0),
+            (0.0, 0.0, -1.0),
+            (0.0, 0.0, 1.0),
+            (0.0, -1.0, 0.0),
+        ]
+        .map(|(x, y, z)| 0.1 * Vec3::new(x, y, z))
+        .to_vec();
+        g.triangles = vec![[0, 1, 2], [3, 4, 5]];
+        g.corner_uvs = vec![g.corner_uvs[0]; 2];
+        g.pin = vec![0.0; 6];
+        g.output_points = (0..6).collect();
+        g.output_faces = Default::default();
+        let model = ClothModel::build(&g, UvScale::Auto, 0.1).unwrap();
+        assert_eq!(model.positions, g.positions);
+        let mut sc = SelfCollision::new(&model, 0.004);
+        let x0 = model.positions.clone();
+        let fall = |dy: f64| {
+            let mut x = x0.clone();
+            x[..3].iter_mut().for_each(|p| p.y -= dy);
+            x
+        };
+        let x1 = fall(0.02);
+        for (p, t) in [(0, 1), (1, 1), (2, 1), (3, 0), (4, 0), (5, 0)] {
+            let [a, b, c] = model.triangles[t];
+            let path = |i: usize| [x0[i], x1[i]];
+            assert!(point_triangle_ccd(path(p), path(a), path(b), path(c), 0.0).is_none());
+        }
+        assert!(sc.crosses(&x0, &x1));
+        assert!(!sc.crosses(&x0, &fall(0.005)), "stops 5 mm short");
+        // Already touching at the start is not a new crossing.
+        assert!(!sc.crosses(&fall(0.01), &fall(0.01)));
     }
 
     #[test]

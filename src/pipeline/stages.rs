@@ -4,6 +4,7 @@
 //! preview), with its dispatch to the others ([`super::integrators`]), and the checks
 //! that accept or reject a proposed step (Baraff §7).
 use super::{integrators, stretch_measure, FrameStats, Integrator, Rejection, Simulator};
+use crate::collision::layers::NearbyCloth;
 use crate::collision::BodyContacts;
 use crate::forces::JacobianMode;
 use crate::linalg::pcg::constraint_forces;
@@ -185,20 +186,15 @@ impl Simulator {
     /// Finds contacts with the bodies (sampled for this step, Baraff §6) and turns them into
     /// constraints and position alterations.
     pub(super) fn detect_contacts(&mut self, h: f64) {
-        // Particles with cloth within the repulsion distance: this step's self-contact
-        // springs under `detect_collisions`, the last step's otherwise.
-        let mut layered = vec![false; self.x.len()];
-        for r in self.system.repulsions() {
-            for &i in &r.nodes {
-                layered[i] = true;
-            }
-        }
+        // The cloth near each particle: this step's self-contact springs under
+        // `detect_collisions`, the last step's otherwise.
+        let layers = NearbyCloth::new(self.x.len(), self.system.repulsions());
         self.contacts.detect(
             &self.bodies,
             &self.x,
             &self.v,
             &self.pinned,
-            &layered,
+            &layers,
             h,
             self.params.gravity,
         );

@@ -1,0 +1,118 @@
+//! Cloth lying near each particle, from the step's self-contact springs: what body contact
+//! (Baraff §6) needs to know of layers of cloth piled on a body.
+//!
+//! ```text
+//! a_ri = n_r if γ_ri > 0, else −n_r     for each spring r with particle i among its nodes
+//! ```
+//! A spring's frozen normal `n_r` points from its negative side (`γ < 0`: the triangle of a
+//! point–triangle pair, the second edge of an edge–edge pair; a weight of 0 counts there) to its positive side, so
+//! `a_ri` points from the other cloth of the pair to `i`. Cloth lies between `i` and a
+//! body's surface of outward normal `n` when some `a_ri` points out of it: `a_ri · n ≥ ½`
+//! (within 60°; a pair side by side along the surface does not count).
+use super::self_contact::Repulsion;
+use crate::Vec3;
+
+/// Per particle, the directions `a_ri` from the cloth within the repulsion distance (see
+/// the module doc), stored compressed by particle.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NearbyCloth {
+    offsets: Vec<usize>,
+    away: Vec<Vec3>,
+}
+
+/// Smallest `a_ri · n` of cloth counted as lying between a particle and a surface.
+const UNDER_COSINE: f64 = 0.5;
+
+impl NearbyCloth {
+    /// The cloth near each of `particles` particles through the springs `repulsions`.
+    pub fn new(particles: usize, repulsions: &[Repulsion]) -> Self {
+        let mut offsets = vec![0; particles + 1];
+        for r in repulsions {
+            for &i in &r.nodes {
+                offsets[i + 1] += 1;
+            }
+        }
+        for i in 0..particles {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut fill = offsets.clone();
+        let mut away = vec![Vec3::zeros(); offsets[particles]];
+        for r in repulsions {
+            for (&i, &g) in r.nodes.iter().zip(&r.gamma) {
+                away[fill[i]] = if g > 0.0 { r.normal } else { -r.normal };
+                fill[i] += 1;
+            }
+        }
+        NearbyCloth { offsets, away }
+    }
+
+    /// No cloth near any particle (a garment without self-collision).
+    pub fn none() -> Self {
+        NearbyCloth::default()
+    }
+
+    fn directions(&self, i: usize) -> &[Vec3] {
+        match (self.offsets.get(i), self.offsets.get(i + 1)) {
+            (Some(&a), Some(&b)) => &self.away[a..b],
+            _ => &[],
+        }
+    }
+
+    /// Whether cloth lies within the repulsion distance of particle `i`.
+    pub fn near(&self, i: usize) -> bool {
+        !self.directions(i).is_empty()
+    }
+
+    /// Whether cloth lies between particle `i` and a surface with outward normal `n`.
+    pub fn over_cloth(&self, i: usize, n: Vec3) -> bool {
+        self.directions(i).iter().any(|a| a.dot(&n) >= UNDER_COSINE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_upper_layer_is_over_cloth_and_the_lower_one_is_not() {
+        // Particle 0 hovers over triangle (1, 2, 3); edge (4, 5) lies over edge (6, 7).
+        let springs = [
+            Repulsion {
+                nodes: [0, 1, 2, 3],
+                gamma: [1.0, -0.2, -0.3, -0.5],
+                normal: Vec3::y(),
+                point_triangle: true,
+            },
+            Repulsion {
+                nodes: [4, 5, 6, 7],
+                gamma: [0.6, 0.4, -0.5, -0.5],
+                normal: Vec3::y(),
+                point_triangle: false,
+            },
+        ];
+        let layers = NearbyCloth::new(9, &springs);
+        // A particle between two layers (a spring from above, normal down) is over cloth
+        // both ways.
+        let mut sandwich = springs.to_vec();
+        sandwich.push(Repulsion {
+            nodes: [0, 8, 8, 8],
+            gamma: [1.0, -1.0, 0.0, 0.0],
+            normal: -Vec3::y(),
+            point_triangle: true,
+        });
+        let both = NearbyCloth::new(9, &sandwich);
+        assert!(both.over_cloth(0, Vec3::y()) && both.over_cloth(0, -Vec3::y()));
+        let up = Vec3::y();
+        for i in 0..8 {
+            assert!(layers.near(i));
+            let upper = matches!(i, 0 | 4 | 5);
+            assert_eq!(layers.over_cloth(i, up), upper, "particle {i}");
+            // Seen from a ceiling (normal down), the lower layer is the covered one.
+            assert_eq!(layers.over_cloth(i, -up), !upper, "particle {i}");
+            // Side by side along a wall.
+            assert!(!layers.over_cloth(i, Vec3::x()));
+        }
+        assert!(!layers.near(8) && !layers.over_cloth(8, up) && !layers.near(99));
+        assert!(!NearbyCloth::none().near(0));
+    }
+}
