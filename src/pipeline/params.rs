@@ -68,15 +68,16 @@ pub struct SolverParams {
     /// Undeflated IC(0) (the default before) drifted 0.116 mm at 1e-5 and 3.0 mm at 1e-4,
     /// block Jacobi (the default before that) 0.10 mm at 1e-4: the coarse space solves
     /// the smooth modes, whose error a small residual hides, exactly. 3e-5 would keep the
-    /// old accuracy for 16% fewer iterations, but with it the floor pile-up of
-    /// tests/self_collision.rs accepts a self-crossing at the smallest steps (frame 12),
-    /// as warm starts and `Preconditioner::Auto` do, so the default stays 1e-5.
+    /// old accuracy for 16% fewer iterations per step, but the looser solves fail Baraff's
+    /// stretch check more often: on the 2,500-vertex sheet resting on a sphere (60 frames,
+    /// undeflated) 73.6 → 56.8 CG per step but 2.78 → 3.27 steps per frame (24 → 31
+    /// rejections), no faster. So the default stays 1e-5.
     pub cg_tolerance: f64,
     /// Start each PCG solve from the previous step's Δv in the free directions. Default
     /// false: on the 2,500-particle two-corner sheet it takes 20% fewer CG iterations (86k
-    /// vs 108k over 96 frames) for the same steps and strain, but on a sheet piling up on
-    /// the floor it let one step through with a self-crossing (accepted at the smallest
-    /// steps), so it stays off until that is understood.
+    /// vs 108k over 96 frames) for the same steps and strain, but where contacts come and
+    /// go it saves nothing: the 2,500-vertex sheet resting on a sphere 73.6 → 74.7 CG per
+    /// step (60 frames), the skirt on the character under IC(0) 125 → 135.
     pub cg_warm_start: bool,
     /// Deflate the PCG by a coarse space of particle aggregates
     /// ([`crate::linalg::deflation`]) on garments of at least
@@ -95,14 +96,14 @@ pub struct SolverParams {
     /// Iteration cap of one PCG solve. Default 5000; a solve that hits it rejects the step
     /// (retried at half the size, where the system is better conditioned).
     pub cg_max_iterations: usize,
-    /// Preconditioner of the PCG ([`crate::linalg::precond`]). Default block incomplete
-    /// Cholesky IC(0). [`Preconditioner::Auto`](crate::linalg::Preconditioner::Auto)
-    /// (the complete sparse Cholesky factor of the filtered matrix up to
+    /// Preconditioner of the PCG ([`crate::linalg::precond`]). Default
+    /// [`Preconditioner::Auto`](crate::linalg::Preconditioner::Auto): the complete sparse
+    /// Cholesky factor of the filtered matrix up to
     /// [`DIRECT_MAX_PARTICLES`](crate::linalg::precond::DIRECT_MAX_PARTICLES) particles,
-    /// IC(0) above) takes 1 CG per step instead of 125 on the 416-particle skirt (the
-    /// step's assembly and solve 5.2 → 3.0 ms, the factorisation 1.3 ms of it) but is not the
-    /// default: with it the floor pile-up of tests/self_collision.rs accepts a
-    /// self-crossing at the smallest steps (frame 13), not yet understood. IC(0) was
+    /// block incomplete Cholesky IC(0) above. On the 416-particle skirt the factor takes
+    /// 1 CG per step instead of IC(0)'s 125, 5.0–6.6 → 3.2–4.0 ms per frame (3 runs each),
+    /// and is also more accurate: after 60 frames 0.0006 mm from a solve at ε = 1e-9,
+    /// against 1.9 mm for IC(0) at the default ε. IC(0) was
     /// measured against block Jacobi (Baraff §5.3, the default before) on
     /// the two-corner sheet (4 frames from rest, 2.25 steps per frame for both, machine
     /// shared with another engineer's builds):

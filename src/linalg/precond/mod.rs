@@ -80,9 +80,9 @@ pub const PIVOT_FLOOR: f64 = 1e-3;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Preconditioner {
     /// [`Preconditioner::SparseCholesky`] up to [`DIRECT_MAX_PARTICLES`] particles,
-    /// [`Preconditioner::BlockIncompleteCholesky`] above. Not the default yet: with it the
-    /// floor pile-up of tests/self_collision.rs accepts a crossing at the smallest steps
-    /// (frame 13), see [`SolverParams::preconditioner`](crate::pipeline::SolverParams).
+    /// [`Preconditioner::BlockIncompleteCholesky`] above. The default (see
+    /// [`SolverParams::preconditioner`](crate::pipeline::SolverParams) for the figures).
+    #[default]
     Auto,
     /// The complete sparse Cholesky factor of the filtered matrix (`direct` module doc):
     /// one or two iterations per solve, at a factorisation that grows like `n^1.5`.
@@ -96,9 +96,7 @@ pub enum Preconditioner {
     BlockGaussSeidel,
     /// Block incomplete Cholesky IC(0) on the filtered matrix (see the module doc): a
     /// factorisation per solve and two sweeps per iteration, each on two threads but for
-    /// the separator. The default (see
-    /// [`SolverParams::preconditioner`](crate::pipeline::SolverParams) for the figures).
-    #[default]
+    /// the separator. [`Preconditioner::Auto`] uses it above [`DIRECT_MAX_PARTICLES`].
     BlockIncompleteCholesky,
 }
 
