@@ -106,11 +106,11 @@ impl BodyContacts {
     /// comes back only if its own momentum carries it into the body, unless it still lies
     /// on the surface (within 10% of the thickness of where position alteration put it)
     /// with no cloth near it (`layers`: no self-contact spring in this step's detection):
-    /// then gravity counts too, as for any particle. At the edge of a contact region (cloth draped over a sphere, bending
-    /// lifting the last row off) the constraint force flips sign from step to step;
-    /// without gravity a released particle there was free for a step and sank into the
-    /// body, 4 mm in a 1/48 s step, and every attempt to grow the step failed Baraff's
-    /// stretch check: the resting sheet kept 4 steps per frame. With cloth near it the
+    /// then gravity counts too, as for any particle. At the edge of a contact region
+    /// (cloth draped over a sphere, bending lifting the last row off) the constraint force
+    /// flips sign from step to step; without gravity a released particle there was free
+    /// for a step and sank into the body, 4 mm in a 1/48 s step, and every attempt to grow
+    /// the step failed Baraff's stretch check: the resting sheet kept 4 steps per frame. With cloth near it the
     /// rule stays off: pressing an upper layer onto the surface would hold both layers in
     /// one plane (the floor pile-up of tests/self_collision.rs then passes through itself).
     #[allow(clippy::too_many_arguments)]

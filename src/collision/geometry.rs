@@ -74,10 +74,12 @@ pub fn point_triangle_ccd(
     c: [Vec3; 2],
     tol: f64,
 ) -> Option<f64> {
-    // Far apart at the start for the distance the features move: no contact (see `reach`).
+    // Far apart at the start for the distance the features move: no contact (see `reach`;
+    // `slack` covers the points `tol` lets lie just outside the triangle).
     let w = closest_point_barycentric(p[0], a[0], b[0], c[0]);
     let gap = (p[0] - (a[0] * w[0] + b[0] * w[1] + c[0] * w[2])).norm();
-    if gap > reach(&[p], &[a, b, c]) {
+    let slack = tol * ((b[0] - a[0]).norm() + (c[0] - a[0]).norm() + (c[1] - a[1]).norm());
+    if gap > reach(&[p], &[a, b, c]) + slack {
         return None;
     }
     first_coplanar_time([p, a, b, c], |[p, a, b, c]| {

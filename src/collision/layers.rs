@@ -4,8 +4,8 @@
 //! ```text
 //! a_ri = n_r if γ_ri > 0, else −n_r     for each spring r with particle i among its nodes
 //! ```
-//! A spring's frozen normal `n_r` points from its negative side (`γ < 0`: the triangle of a
-//! point–triangle pair, the second edge of an edge–edge pair; a weight of 0 counts there) to its positive side, so
+//! A spring's frozen normal `n_r` points from its negative side (`γ ≤ 0`: the triangle of a
+//! point–triangle pair, the second edge of an edge–edge pair) to its positive side, so
 //! `a_ri` points from the other cloth of the pair to `i`. Cloth lies between `i` and a
 //! body's surface of outward normal `n` when some `a_ri` points out of it: `a_ri · n ≥ ½`
 //! (within 60°; a pair side by side along the surface does not count).
