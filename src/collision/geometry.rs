@@ -377,4 +377,15 @@ mod tests {
         }
         assert!(hits >= 10, "the sample has crossings: {hits}");
     }
+
+    #[test]
+    fn segment_closest_params_find_the_common_perpendicular() {
+        let (s, u) = segment_closest_params(
+            Vec3::new(-1.0, 0.0, 0.0),
+            Vec3::new(1.0, 0.0, 0.0),
+            Vec3::new(0.5, -1.0, 0.2),
+            Vec3::new(0.5, 1.0, 0.2),
+        );
+        assert!((s - 0.75).abs() < 1e-12 && (u - 0.5).abs() < 1e-12);
+    }
 }

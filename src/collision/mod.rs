@@ -6,11 +6,13 @@
 //! * [`contact`]: contacts as exact PCG constraints with position alteration and friction.
 //! * [`self_contact`]: cloth self-repulsion and the crossing check.
 //! * [`layers`]: which particles have cloth between them and a body.
+//! * `pairs`: the point–triangle and edge–edge tests of self-collision.
 pub mod body;
 pub mod bvh;
 pub mod contact;
 pub mod geometry;
 pub mod layers;
+mod pairs;
 pub mod self_contact;
 
 pub use body::BodyState;

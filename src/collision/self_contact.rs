@@ -12,8 +12,8 @@
 //! symmetric, negative semi-definite Jacobian `−k (∂C/∂x)(∂C/∂x)ᵀ` — a linear spring, as
 //! Baraff's cloth/cloth contacts. Damping `−k_d (∂C/∂x) Ċ` damps approach only along `n`.
 use super::bvh::{Aabb, Bvh};
-use super::geometry::{
-    closest_point_barycentric, edge_edge_ccd, point_triangle_ccd, segment_closest_params,
+use super::pairs::{
+    adjacent, edge_crosses_edge, edge_edge_spring, point_crosses_triangle, point_triangle_spring,
 };
 use crate::forces::condition::{condition_forces, ConditionEval};
 use crate::forces::{ElementForces, JacobianMode};
@@ -78,6 +78,10 @@ pub struct SelfCollision {
     /// accepted step: a rejected step is retried from the same positions, whose detection
     /// is then reused instead of repeated.
     last: Option<Detection>,
+    /// The springs of the pairs closer than the distance at the end `x1` of the last
+    /// crossing check that found no crossing (`(x1, springs)`): the step is accepted and
+    /// the next detection at `x1` reuses them (see [`SelfCollision::crosses`]).
+    at_end: Option<(Vec<Vec3>, Vec<Repulsion>)>,
 }
 
 /// Positions, springs and alterations of one detection.
@@ -112,6 +116,7 @@ impl SelfCollision {
             previous: Vec::new(),
             pending: Vec::new(),
             last: None,
+            at_end: None,
         }
     }
 
@@ -168,111 +173,85 @@ impl SelfCollision {
         (springs, alterations)
     }
 
-    /// Springs of the pairs closer than the distance at `x`.
+    /// Springs of the pairs closer than the distance at `x`: point–triangle pairs by
+    /// particle, then edge–edge pairs sorted by particles. Reuses the springs the last
+    /// crossing check found at its end positions if `x` is that end.
     fn detect_near(&mut self, x: &[Vec3]) -> Vec<Repulsion> {
-        let d = self.distance;
-        self.tri_bvh.refit(&boxes(&self.triangles, x, x, d));
-        self.edge_bvh.refit(&boxes(&self.edges, x, x, 0.5 * d));
-        let tris = &self.triangles;
-        let mut out: Vec<Repulsion> = (0..x.len())
-            .into_par_iter()
-            .flat_map_iter(|p| {
-                let mut found = Vec::new();
-                let q = Aabb {
-                    min: x[p],
-                    max: x[p],
-                };
-                self.tri_bvh.query(&q, |t| {
-                    let [a, b, c] = tris[t];
-                    if p == a || p == b || p == c {
-                        return;
-                    }
-                    let w = closest_point_barycentric(x[p], x[a], x[b], x[c]);
-                    let qp = x[a] * w[0] + x[b] * w[1] + x[c] * w[2];
-                    let sep = x[p] - qp;
-                    let dist = sep.norm();
-                    if dist < d && dist > 1e-12 * d {
-                        found.push(Repulsion {
-                            nodes: [p, a, b, c],
-                            gamma: [1.0, -w[0], -w[1], -w[2]],
-                            normal: sep / dist,
-                            point_triangle: true,
-                        });
-                    }
-                });
-                found
-            })
-            .collect();
-        let edges = &self.edges;
-        // Edge pairs closer than d: boxes inflated by d/2 each overlap (see
-        // `Bvh::overlapping_pairs`), found by one traversal of the tree against itself.
-        let ee = self.edge_bvh.overlapping_pairs(|i, j| {
-            let ([a, b], [c, e]) = (edges[i], edges[j]);
-            if c == a || c == b || e == a || e == b {
-                return None;
-            }
-            let (s, u) = segment_closest_params(x[a], x[b], x[c], x[e]);
-            // Endpoint-closest pairs are point–triangle contacts already.
-            if !(1e-6..=1.0 - 1e-6).contains(&s) || !(1e-6..=1.0 - 1e-6).contains(&u) {
-                return None;
-            }
-            let sep = (x[a] + (x[b] - x[a]) * s) - (x[c] + (x[e] - x[c]) * u);
-            let dist = sep.norm();
-            (dist < d && dist > 1e-12 * d).then(|| Repulsion {
-                nodes: [a, b, c, e],
-                gamma: [1.0 - s, s, -(1.0 - u), -u],
-                normal: sep / dist,
-                point_triangle: false,
-            })
-        });
-        out.extend(ee);
-        out
+        if let Some((_, springs)) = self.at_end.take().filter(|(end, _)| end == x) {
+            return springs;
+        }
+        self.search(x, x).unwrap_or_default()
     }
 
     /// True if the cloth passes through itself on the straight paths `x0 → x1`: a particle
     /// through a triangle not containing it, or an edge through an edge sharing no particle
     /// with it (a self-intersection the repulsion did not prevent). Contacts already there
     /// at `x0` (time 0) are not new crossings.
+    ///
+    /// The same search finds the springs at `x1` (boxes swept from `x0` to `x1` and grown
+    /// by the distance contain every pair close at `x1`): a step without crossing is
+    /// usually accepted, and the next step's detection at `x1` then takes them instead of
+    /// searching again.
     pub fn crosses(&mut self, x0: &[Vec3], x1: &[Vec3]) -> bool {
-        self.tri_bvh.refit(&boxes(&self.triangles, x0, x1, 0.0));
-        let tris = &self.triangles;
-        let path = |i: usize| [x0[i], x1[i]];
-        let point_through_triangle = (0..x0.len()).into_par_iter().any(|p| {
-            let mut q = Aabb::empty();
-            q.include(x0[p]);
-            q.include(x1[p]);
-            let mut hit = false;
-            self.tri_bvh.query(&q, |t| {
-                let [a, b, c] = tris[t];
-                if hit || p == a || p == b || p == c {
-                    return;
-                }
-                hit = point_triangle_ccd(path(p), path(a), path(b), path(c), 0.0)
-                    .is_some_and(|t| t > 0.0);
-            });
-            hit
-        });
-        if point_through_triangle {
-            return true;
+        self.at_end = None;
+        match self.search(x0, x1) {
+            Some(springs) => {
+                self.at_end = Some((x1.to_vec(), springs));
+                false
+            }
+            None => true,
         }
-        self.edge_bvh.refit(&boxes(&self.edges, x0, x1, 0.0));
+    }
+
+    /// The springs of the pairs closer than the distance at `x1`, or `None` if some pair
+    /// crosses on the paths `x0 → x1` (with `x0 = x1` a pure proximity search).
+    fn search(&mut self, x0: &[Vec3], x1: &[Vec3]) -> Option<Vec<Repulsion>> {
+        let d = self.distance;
+        let moving = x0 != x1;
+        self.tri_bvh.refit(&boxes(&self.triangles, x0, x1, d));
+        let tris = &self.triangles;
+        let near: Option<Vec<Vec<Repulsion>>> = (0..x1.len())
+            .into_par_iter()
+            .map(|p| {
+                let mut q = Aabb::empty();
+                q.include(x0[p]);
+                q.include(x1[p]);
+                let (mut found, mut crossed) = (Vec::new(), false);
+                self.tri_bvh.query(&q, |t| {
+                    let tri = tris[t];
+                    if crossed || tri.contains(&p) {
+                        return;
+                    }
+                    crossed = moving && point_crosses_triangle(x0, x1, p, tri);
+                    found.extend(point_triangle_spring(x1, p, tri, d));
+                });
+                (!crossed).then_some(found)
+            })
+            .collect();
+        let mut springs: Vec<Repulsion> = near?.into_iter().flatten().collect();
+        // Edge pairs: boxes grown by d/2 each overlap (see `Bvh::overlapping_pairs`).
+        self.edge_bvh.refit(&boxes(&self.edges, x0, x1, 0.5 * d));
         let edges = &self.edges;
-        let through = self.edge_bvh.overlapping_pairs(|i, j| {
-            let ([a, b], [c, e]) = (edges[i], edges[j]);
-            if c == a || c == b || e == a || e == b {
+        let pairs = self.edge_bvh.overlapping_pairs(|i, j| {
+            let (first, second) = (edges[i], edges[j]);
+            if adjacent(first, second) {
                 return None;
             }
-            edge_edge_ccd(path(a), path(b), path(c), path(e), EDGE_CROSSING_TOLERANCE)
-                .filter(|&t| t > 0.0)
+            if moving && edge_crosses_edge(x0, x1, first, second) {
+                return Some(None);
+            }
+            edge_edge_spring(x1, first, second, d).map(Some)
         });
-        !through.is_empty()
+        let start = springs.len();
+        for pair in pairs {
+            springs.push(pair?);
+        }
+        // The traversal's order depends on the boxes: sorted, the springs (and so the
+        // system) are the same whether the search came from a crossing check or not.
+        springs[start..].sort_unstable_by_key(|r| r.nodes);
+        Some(springs)
     }
 }
-
-/// Tolerance of the edge–edge crossing test ([`edge_edge_ccd`]): closest points within this
-/// fraction of the edge length count as touching, and so do parameters this close to an end
-/// (a hit at an end point is a point–triangle crossing, found by that test).
-const EDGE_CROSSING_TOLERANCE: f64 = 1e-6;
 
 /// Boxes of elements over positions `x0` and `x1`, inflated by `r`.
 fn boxes<const N: usize>(elements: &[[usize; N]], x0: &[Vec3], x1: &[Vec3], r: f64) -> Vec<Aabb> {
@@ -295,6 +274,7 @@ impl SelfCollision {
     fn clone_without_cache(&self) -> SelfCollision {
         SelfCollision {
             last: None,
+            at_end: None,
             ..self.clone()
         }
     }
@@ -311,6 +291,7 @@ fn asymmetry(j: &[[crate::Mat3; 4]; 4]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collision::geometry::{closest_point_barycentric, point_triangle_ccd};
 
     #[test]
     fn repulsion_matches_finite_differences_and_only_pushes() {
@@ -454,6 +435,18 @@ mod tests {
         x[0].y += 1e-3;
         let moved = sc.detect(&x);
         assert_eq!(moved, sc.clone_without_cache().detect(&x));
+        // A crossing check that finds none keeps the springs at its end, and the next
+        // detection there takes them: the same as searching afresh.
+        sc.accept();
+        let mut end = x.clone();
+        for p in &mut end[n - 6..] {
+            p.y -= 5e-4;
+        }
+        assert!(!sc.crosses(&x, &end));
+        assert!(sc.at_end.is_some());
+        let fresh = sc.clone_without_cache().detect(&end);
+        assert_eq!(sc.detect(&end), fresh);
+        assert!(sc.at_end.is_none() && !fresh.0.is_empty());
     }
 
     #[test]
@@ -498,16 +491,5 @@ mod tests {
         assert!(!sc.crosses(&x0, &fall(0.005)), "stops 5 mm short");
         // Already touching at the start is not a new crossing.
         assert!(!sc.crosses(&fall(0.01), &fall(0.01)));
-    }
-
-    #[test]
-    fn segment_closest_params_find_the_common_perpendicular() {
-        let (s, u) = segment_closest_params(
-            Vec3::new(-1.0, 0.0, 0.0),
-            Vec3::new(1.0, 0.0, 0.0),
-            Vec3::new(0.5, -1.0, 0.2),
-            Vec3::new(0.5, 1.0, 0.2),
-        );
-        assert!((s - 0.75).abs() < 1e-12 && (u - 0.5).abs() < 1e-12);
     }
 }
