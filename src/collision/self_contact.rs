@@ -1,6 +1,7 @@
 //! Cloth self-collision (Baraff §6): stiff damped repulsion springs between cloth
 //! features closer than a distance `d`, in the implicit system with their Jacobians, and a
-//! continuous check that rejects a step in which a particle crosses the cloth.
+//! continuous check that rejects a step in which a particle passes through a triangle or
+//! an edge through an edge (the pair tests are in `collision::pairs`).
 //!
 //! ```text
 //! point–triangle  p, (a, b, c):  q = w_a a + w_b b + w_c c  closest point at the step start
