@@ -62,10 +62,10 @@ pub struct SolverParams {
     pub min_step: f64,
     /// Relative tolerance ε of the modified PCG (Baraff §5.3: stop when δ ≤ ε² δ₀, δ in
     /// the block-Jacobi norm whatever the preconditioner, see [`crate::linalg::pcg`]).
-    /// Default 1e-5. On the 2,601-particle two-corner sheet, deflated IC(0) (the default)
-    /// ends 12 frames within 0.023 mm of a 1e-9 solve at 57.0 CG per step; 3e-5 within
-    /// 0.056 mm at 47.9, 5e-5 0.135 mm at 44.4, 1e-4 0.36 mm at 39.4, 1e-3 2.6 mm.
-    /// Undeflated IC(0) (the default before) drifted 0.116 mm at 1e-5 and 3.0 mm at 1e-4,
+    /// Default 1e-5. On the 2,601-particle two-corner sheet, deflated IC(0) (the default
+    /// from 4,000 particles on) ends 12 frames within 0.023 mm of a 1e-9 solve at 57.0 CG
+    /// per step; 3e-5 within 0.056 mm at 47.9, 5e-5 0.135 mm at 44.4, 1e-4 0.36 mm at
+    /// 39.4, 1e-3 2.6 mm. Undeflated IC(0) (the default below 4,000 particles) drifted 0.116 mm at 1e-5 and 3.0 mm at 1e-4,
     /// block Jacobi (the default before that) 0.10 mm at 1e-4: the coarse space solves
     /// the smooth modes, whose error a small residual hides, exactly. 3e-5 would keep the
     /// old accuracy for 16% fewer iterations per step, but the looser solves fail Baraff's
