@@ -66,7 +66,7 @@ fn safe_ratio(n: f64, d: f64) -> f64 {
 /// coplanar:  f(t) = ((b − a) × (c − a)) · (p − a) = 0,  all linear in t → f cubic in t
 /// ```
 /// A root counts if the point's barycentric coordinates in the triangle at that time are
-/// within `[−tol, 1 + tol]` (roots: [`first_coplanar_time`]).
+/// within `[−tol, 1 + tol]` (roots as in `first_coplanar_time`).
 pub fn point_triangle_ccd(
     p: [Vec3; 2],
     a: [Vec3; 2],
