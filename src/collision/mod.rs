@@ -1,7 +1,8 @@
 //! Collisions of cloth with animated bodies (Baraff §5–§6, Stuyck §5.6–5.8).
 //!
 //! * [`bvh`]: a bounding volume hierarchy over triangles, built once, refitted each step.
-//! * [`geometry`]: closest points on triangles and continuous point–triangle hits.
+//! * [`geometry`]: closest points on triangles and segments, continuous point–triangle and
+//!   edge–edge hits.
 //! * [`body`]: a body's positions at the start and end of the current step.
 //! * [`contact`]: contacts as exact PCG constraints with position alteration and friction.
 //! * [`self_contact`]: cloth self-repulsion and the crossing check.
