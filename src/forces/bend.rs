@@ -40,8 +40,8 @@
 //!
 //! `[a]×` is the cross-product matrix, `[a]× b = a × b`. A hinge whose edge or either
 //! triangle is degenerate (see [`dihedral_angle`]) has no defined angle and exerts no force.
-use super::condition::{condition_forces, ConditionEval};
-use super::{ElementForces, JacobianMode};
+use super::condition::{condition_forces, condition_system, ConditionEval};
+use super::{ElementForces, JacobianMode, SystemShare};
 use crate::{Mat3, Vec3};
 use std::f64::consts::{PI, TAU};
 
@@ -174,4 +174,18 @@ pub fn bend(
 ) -> ElementForces<4> {
     let eval = bend_condition(x, rest_angle);
     condition_forces(&eval, v, k, kd, [false], mode)
+}
+
+/// Adds the hinge's share of Baraff's eq. 18 ([`SystemShare`]): what [`bend`] and the
+/// combination of its Jacobians give, without forming them ([`condition_system`]).
+pub fn add_bend_system(
+    x: &[Vec3; 4],
+    v: &[Vec3; 4],
+    rest_angle: f64,
+    k: (f64, f64),
+    mode: JacobianMode,
+    out: &mut SystemShare<4>,
+) {
+    let eval = bend_condition(x, rest_angle);
+    condition_system(&eval, v, k, [false], mode, out);
 }

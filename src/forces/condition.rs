@@ -20,7 +20,7 @@
 //! `k (∂C/∂x_i)(∂C/∂x_j)ᵀ` and, for `clamp_compression` components with `C_m > 0`, the
 //! tension term `k C_m ∂²C_m` (positive semi-definite for stretch).
 //! [`JacobianMode::Exact`] keeps every term.
-use super::{ElementForces, JacobianMode};
+use super::{ElementForces, JacobianMode, SystemShare};
 use crate::{Mat3, Vec3};
 
 /// Value, gradient and Hessian of an `M`-component condition over `N` particles.
@@ -100,6 +100,51 @@ pub fn condition_forces<const N: usize, const M: usize>(
         }
     }
     out
+}
+
+/// Adds the element's share of Baraff's eq. 18 ([`SystemShare`]) straight from its
+/// condition: the combination of [`condition_forces`]' Jacobians without forming them.
+///
+/// ```text
+/// blocks[i·N + j] += Σ_m (h k_d + h² k) ∂C_m/∂x_i (∂C_m/∂x_j)ᵀ + h² c_m ∂²C_m/∂x_i∂x_j
+/// rhs_i           −= h Σ_m [ (k C_m + k_d Ċ_m + k ∂C_m·u) ∂C_m/∂x_i
+///                            + c_m Σ_j ∂²C_m/∂x_i∂x_j u_j ]
+/// ```
+/// `∂C_m·u = Σ_j (∂C_m/∂x_j)ᵀ u_j`, `c_m` the coefficient of `∂²C_m` that [`condition_forces`] uses in `mode`.
+///
+/// # Panics
+/// In [`JacobianMode::Exact`] (its asymmetric damping term goes through
+/// [`condition_forces`]).
+pub fn condition_system<const N: usize, const M: usize>(
+    eval: &ConditionEval<N, M>,
+    v: &[Vec3; N],
+    (k, kd): (f64, f64),
+    clamp_compression: [bool; M],
+    mode: JacobianMode,
+    out: &mut SystemShare<N>,
+) {
+    assert!(
+        mode != JacobianMode::Exact,
+        "condition_system: exact Jacobians"
+    );
+    let cdot = eval.rate(v);
+    let (h, u) = (out.h, &out.u);
+    let outer_scale = h * kd + h * h * k;
+    for m in 0..M {
+        let (c, dc, d2c) = (eval.c[m], &eval.dc[m], &eval.d2c[m]);
+        let hc = hessian_coefficient(mode, clamp_compression[m], c, k, kd * cdot[m]);
+        let along: f64 = dc.iter().zip(u).map(|(g, uj)| g.dot(uj)).sum();
+        let s = k * c + kd * cdot[m] + k * along;
+        for i in 0..N {
+            let mut r = s * dc[i];
+            for j in 0..N {
+                out.blocks[i * N + j] +=
+                    outer_scale * dc[i] * dc[j].transpose() + (h * h * hc) * d2c[i][j];
+                r += hc * (d2c[i][j] * u[j]);
+            }
+            out.rhs[i] -= h * r;
+        }
+    }
 }
 
 /// Coefficient of `∂²C_m` in `−∂f/∂x` for a component with value `c`, stiffness `k` and

@@ -14,7 +14,7 @@
 //!
 //! `a` rest area (m²), `c` drag coefficient (N·s/m³), `w` wind velocity (m/s). The sign of
 //! `n̂` cancels (`f ∝ n̂ n̂ᵀ r`), so the triangle's orientation does not matter.
-use super::{ElementForces, JacobianMode};
+use super::{ElementForces, JacobianMode, SystemShare};
 use crate::{Mat3, Vec3};
 
 /// A triangle whose `‖n‖` (twice its area) is below this fraction of its longest squared
@@ -64,6 +64,39 @@ pub fn drag(
         *dva = [dfdv; 3];
     }
     out
+}
+
+/// Adds the triangle's drag share of Baraff's eq. 18 ([`SystemShare`]): [`drag`] and the
+/// combination of its Jacobians (`∂f/∂x` is zero outside [`JacobianMode::Exact`]):
+/// `blocks[a·3 + b] += (h c A/9) n̂n̂ᵀ`, `rhs_a += h f`.
+///
+/// # Panics
+/// In [`JacobianMode::Exact`].
+pub fn add_drag_system(
+    x: &[Vec3; 3],
+    v: &[Vec3; 3],
+    area: f64,
+    c: f64,
+    wind: Vec3,
+    mode: JacobianMode,
+    out: &mut SystemShare<3>,
+) {
+    assert!(
+        mode != JacobianMode::Exact,
+        "add_drag_system: exact Jacobians"
+    );
+    let Some((Normal { nh, .. }, r)) = Normal::through_air(x, v, wind) else {
+        return;
+    };
+    let coef = c * area / 3.0;
+    let f = -coef * nh.dot(&r) * nh;
+    let block = (out.h * coef / 3.0) * (nh * nh.transpose());
+    for a in 0..3 {
+        out.rhs[a] += out.h * f;
+        for b in 0..3 {
+            out.blocks[a * 3 + b] += block;
+        }
+    }
 }
 
 /// `∇ₓ (λᵀ D(x) a)` for drag's velocity Jacobian `D_ab = −(c A/9) n̂ n̂ᵀ` (every corner

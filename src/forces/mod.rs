@@ -50,6 +50,34 @@ pub enum JacobianMode {
     Exact,
 }
 
+/// An element's share of the implicit step's system (Baraff eq. 18), accumulated straight
+/// from its force terms without forming `∂f/∂x` and `∂f/∂v`:
+///
+/// ```text
+/// blocks[a·N + b] += −h ∂f_a/∂v_b − h² ∂f_a/∂x_b        rhs[a] += h (f_a + Σ_b ∂f_a/∂x_b u_b)
+/// ```
+/// with `u_b = h v_b + y_b` at the element's particles (velocity and position alteration).
+/// The `*_system` functions of the force modules add into it ([`JacobianMode::System`] and
+/// [`JacobianMode::Definite`]; the exact Jacobians go through [`ElementForces`]).
+pub struct SystemShare<'a, const N: usize> {
+    /// The step `h` (s).
+    pub h: f64,
+    /// `u_b = h v_b + y_b` (m).
+    pub u: [Vec3; N],
+    /// `N²` blocks, row-major.
+    pub blocks: &'a mut [Mat3],
+    /// `N` right-side entries.
+    pub rhs: &'a mut [Vec3],
+}
+
+impl<const N: usize> SystemShare<'_, N> {
+    /// Zeroes the blocks and the right side.
+    pub fn clear(&mut self) {
+        self.blocks[..N * N].fill(Mat3::zeros());
+        self.rhs[..N].fill(Vec3::zeros());
+    }
+}
+
 /// Force and Jacobian blocks of one element with `N` particles.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ElementForces<const N: usize> {

@@ -10,7 +10,7 @@
 //! is zero when the u and v material directions stay orthogonal; no clamping.
 use super::condition::{hessian_coefficient, ConditionEval};
 use super::deformation::Deformation;
-use super::{ElementForces, JacobianMode};
+use super::{ElementForces, JacobianMode, SystemShare};
 use crate::model::TriangleRest;
 use crate::{Mat3, Vec3};
 
@@ -97,6 +97,55 @@ pub fn add_shear(
             }
             out.dfdx[i][j] -= kij;
             out.dfdv[i][j] -= kd * outer;
+        }
+    }
+}
+
+/// Adds the triangle's shear share of Baraff's eq. 18 ([`SystemShare`]): [`add_shear`]
+/// followed by the combination of its Jacobians, without forming them
+/// (`u_u = Σ_j du_j u_j`, `u_v = Σ_j dv_j u_j`):
+///
+/// ```text
+/// blocks[i·3 + j] += (h k_d + h² k) g_i g_jᵀ + h² h_C a (du_i dv_j + du_j dv_i) I
+/// rhs_i           −= h ((k C + k_d Ċ + k g·u) g_i + h_C a (du_i u_v + dv_i u_u))
+/// ```
+/// # Panics
+/// In [`JacobianMode::Exact`].
+pub fn add_shear_system(
+    x: &[Vec3; 3],
+    v: &[Vec3; 3],
+    rest: &TriangleRest,
+    (k, kd): (f64, f64),
+    mode: JacobianMode,
+    out: &mut SystemShare<3>,
+) {
+    assert!(
+        mode != JacobianMode::Exact,
+        "add_shear_system: exact Jacobians"
+    );
+    let def = Deformation::new(x, rest);
+    let (a, h, u) = (rest.area, out.h, &out.u);
+    let (du, dv) = (def.du, def.dv);
+    let c = a * def.wu.dot(&def.wv);
+    let g: [Vec3; 3] = std::array::from_fn(|i| a * (du[i] * def.wv + dv[i] * def.wu));
+    let cdot: f64 = g.iter().zip(v).map(|(gi, vi)| gi.dot(vi)).sum();
+    let along: f64 = g.iter().zip(u).map(|(gi, ui)| gi.dot(ui)).sum();
+    let hc = hessian_coefficient(mode, false, c, k, kd * cdot);
+    let (uu, uv) = (
+        du[0] * u[0] + du[1] * u[1] + du[2] * u[2],
+        dv[0] * u[0] + dv[1] * u[1] + dv[2] * u[2],
+    );
+    let s = k * c + kd * cdot + k * along;
+    let outer_scale = h * kd + h * h * k;
+    for i in 0..3 {
+        out.rhs[i] -= h * (s * g[i] + (hc * a) * (du[i] * uv + dv[i] * uu));
+        for j in 0..3 {
+            let mut b = outer_scale * g[i] * g[j].transpose();
+            let diag = (h * h * hc * a) * (du[i] * dv[j] + du[j] * dv[i]);
+            for r in 0..3 {
+                b[(r, r)] += diag;
+            }
+            out.blocks[i * 3 + j] += b;
         }
     }
 }

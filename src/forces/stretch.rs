@@ -14,7 +14,7 @@
 //! non-finite `w`).
 use super::condition::{hessian_coefficient, ConditionEval};
 use super::deformation::Deformation;
-use super::{ElementForces, JacobianMode};
+use super::{ElementForces, JacobianMode, SystemShare};
 use crate::model::TriangleRest;
 use crate::{Mat3, Vec3};
 
@@ -135,6 +135,61 @@ pub fn add_stretch(
                 let dd = d[i] * d[j];
                 out.dfdx[i][j] -= dd * kx;
                 out.dfdv[i][j] -= dd * kv;
+            }
+        }
+    }
+}
+
+/// Adds the triangle's stretch share of Baraff's eq. 18 ([`SystemShare`]): [`add_stretch`]
+/// followed by the combination of its Jacobians, without forming them. Per component
+/// (`d = du` or `dv`, `u_d = Σ_j d_j u_j`, `K = k a² ŵŵᵀ + h_C P` the stiffness matrix of
+/// [`add_stretch`]):
+///
+/// ```text
+/// blocks[i·3 + j] += d_i d_j (h k_d a² ŵŵᵀ + h² K)
+/// rhs_i           −= h d_i ((k C + k_d Ċ) a ŵ + K u_d)
+/// ```
+/// # Panics
+/// In [`JacobianMode::Exact`].
+pub fn add_stretch_system(
+    x: &[Vec3; 3],
+    v: &[Vec3; 3],
+    rest: &TriangleRest,
+    p: &StretchParams,
+    mode: JacobianMode,
+    out: &mut SystemShare<3>,
+) {
+    assert!(
+        mode != JacobianMode::Exact,
+        "add_stretch_system: exact Jacobians"
+    );
+    let def = Deformation::new(x, rest);
+    let (a, h) = (rest.area, out.h);
+    let (k, kd) = (p.k, p.kd);
+    for (w, d, b) in [(def.wu, def.du, p.bu), (def.wv, def.dv, p.bv)] {
+        let len = w.norm();
+        let c = a * (len - b);
+        if !len.is_finite() || len < MIN_STRETCH {
+            // As in `add_stretch`: no direction, but a non-finite C still poisons f.
+            for r in out.rhs.iter_mut() {
+                *r -= h * (k * c) * Vec3::zeros();
+            }
+            continue;
+        }
+        let wh = w / len;
+        let wd: Vec3 = d[0] * v[0] + d[1] * v[1] + d[2] * v[2];
+        let ud: Vec3 = d[0] * out.u[0] + d[1] * out.u[1] + d[2] * out.u[2];
+        let cdot = a * wh.dot(&wd);
+        let s = k * c + kd * cdot;
+        let hc = hessian_coefficient(mode, true, c, k, kd * cdot);
+        let outer = wh * wh.transpose();
+        let kx = (k * a * a) * outer + hc * (Mat3::identity() - outer) * (a / len);
+        let block = (h * kd * a * a) * outer + (h * h) * kx;
+        let r = (s * a) * wh + kx * ud;
+        for i in 0..3 {
+            out.rhs[i] -= (h * d[i]) * r;
+            for j in 0..3 {
+                out.blocks[i * 3 + j] += (d[i] * d[j]) * block;
             }
         }
     }

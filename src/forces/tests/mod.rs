@@ -18,6 +18,7 @@ mod drag;
 mod jacobian_derivative;
 mod spring_lift;
 mod stretch_shear;
+mod system_share;
 
 /// FD Jacobian tolerance demanded by the issue.
 pub const FD_TOL: f64 = 1e-5;

@@ -1,0 +1,65 @@
+//! The assembled system through the fused kernels against the same system from the
+//! elements' own Jacobians ([`ElementForces`](crate::forces::ElementForces)).
+use super::System;
+use crate::bench;
+use crate::forces::JacobianMode;
+use crate::model::{ClothModel, UvScale};
+use crate::pipeline::params::ForceModel;
+use crate::scene::Material;
+use crate::Vec3;
+
+/// `max |a − b| / max |b|` over the matrix values and the right side of two systems.
+fn difference(a: &System, b: &System) -> f64 {
+    let (mut num, mut den) = (0.0f64, 0.0f64);
+    for (p, q) in a.matrix.values.iter().zip(&b.matrix.values) {
+        num = num.max((p - q).amax());
+        den = den.max(q.amax());
+    }
+    let (mut num_r, mut den_r) = (0.0f64, 0.0f64);
+    for (p, q) in a.rhs.iter().zip(&b.rhs) {
+        num_r = num_r.max((p - q).amax());
+        den_r = den_r.max(q.amax());
+    }
+    assert!(den > 0.0 && den_r > 0.0, "an empty system proves nothing");
+    (num / den).max(num_r / den_r)
+}
+
+#[test]
+fn fused_assembly_equals_the_assembly_from_element_jacobians() {
+    let material = Material::default();
+    let (garment, _) = bench::drape_over_sphere(12);
+    let model = ClothModel::build(&garment, UvScale::Auto, material.density).expect("model");
+    let n = model.len();
+    // Crumpled, moving, some particles altered: every term of eq. 18 is active, and the
+    // crumpling compresses some stretch components (clamped in System mode).
+    let x: Vec<Vec3> = (model.positions.iter())
+        .map(|p| p + 0.03 * Vec3::new((9.0 * p.z).sin(), (7.0 * p.x).cos(), (5.0 * p.x).sin()))
+        .collect();
+    let v: Vec<Vec3> = x.iter().map(|p| Vec3::new(p.z, -p.x, 0.3 * p.y)).collect();
+    let y: Vec<Vec3> = (0..n)
+        .map(|i| {
+            if i % 7 == 0 {
+                Vec3::new(0.0, 1e-3, 2e-4)
+            } else {
+                Vec3::zeros()
+            }
+        })
+        .collect();
+    let g = Vec3::new(0.0, -9.81, 0.0);
+    let wind = Vec3::new(0.5, 0.0, -0.2);
+    let mut worst: f64 = 0.0;
+    for model_kind in [ForceModel::Continuum, ForceModel::MassSpring] {
+        for mode in [JacobianMode::System, JacobianMode::Definite] {
+            let mut fused = System::with_force_model(&model, &material, model_kind);
+            let mut reference = fused.clone();
+            reference.fused = false;
+            for s in [&mut fused, &mut reference] {
+                s.assemble(&model, &x, &v, &y, 1.0 / 48.0, g, wind, mode);
+            }
+            let d = difference(&fused, &reference);
+            assert!(d < 1e-12, "{model_kind:?} {mode:?}: fused differs by {d:e}");
+            worst = worst.max(d);
+        }
+    }
+    println!("fused assembly against element Jacobians: worst relative difference {worst:.2e}");
+}
