@@ -2,6 +2,7 @@
 //! elements' own Jacobians ([`ElementForces`](crate::forces::ElementForces)).
 use super::System;
 use crate::bench;
+use crate::collision::self_contact::Repulsion;
 use crate::forces::JacobianMode;
 use crate::model::{ClothModel, UvScale};
 use crate::pipeline::params::ForceModel;
@@ -45,12 +46,52 @@ fn fused_assembly_equals_the_assembly_from_element_jacobians() {
             }
         })
         .collect();
+    // Self-contact springs, point–triangle and edge–edge, against a repulsion distance of
+    // 4 mm.
+    let repulsions: Vec<Repulsion> = (0..40)
+        .map(|k| {
+            let nodes = [k, k + 13, k + 27, k + 41].map(|i| (7 * i) % n);
+            let point_triangle = k % 2 == 0;
+            let gamma = if point_triangle {
+                [1.0, -0.2, -0.5, -0.3]
+            } else {
+                [0.6, 0.4, -0.7, -0.3]
+            };
+            let dir = Vec3::new(1.0, 0.3 * k as f64, -0.5).normalize();
+            // Oriented so that the spring is compressed (C < 0), except every fifth.
+            let along: f64 = (0..4).map(|i| gamma[i] * dir.dot(&x[nodes[i]])).sum();
+            let normal = if (along > 0.0) == (k % 5 == 0) {
+                dir
+            } else {
+                -dir
+            };
+            Repulsion {
+                nodes,
+                gamma,
+                normal,
+                point_triangle,
+            }
+        })
+        .collect();
+    let active = (repulsions.iter())
+        .filter(|r| {
+            (0..4)
+                .map(|k| r.gamma[k] * r.normal.dot(&x[r.nodes[k]]))
+                .sum::<f64>()
+                < 0.004
+        })
+        .count();
+    assert!(
+        (20..40).contains(&active),
+        "{active} of the 40 springs push"
+    );
     let g = Vec3::new(0.0, -9.81, 0.0);
     let wind = Vec3::new(0.5, 0.0, -0.2);
     let mut worst: f64 = 0.0;
     for model_kind in [ForceModel::Continuum, ForceModel::MassSpring] {
         for mode in [JacobianMode::System, JacobianMode::Definite] {
             let mut fused = System::with_force_model(&model, &material, model_kind);
+            fused.set_repulsions(n, repulsions.clone(), 0.004);
             let mut reference = fused.clone();
             reference.fused = false;
             for s in [&mut fused, &mut reference] {
