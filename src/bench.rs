@@ -9,6 +9,7 @@ use crate::linalg::Preconditioner;
 use crate::model::{ClothModel, UvScale};
 use crate::pipeline::{Simulator, SolverParams};
 use crate::scene::{Body, Garment, Material, UpAxis};
+use crate::Vec3;
 use serde::Serialize;
 use std::time::Instant;
 
@@ -169,6 +170,17 @@ pub fn sheet(side: usize) -> Garment {
         plane: SheetPlane::Horizontal,
         ..SheetSpec::default()
     })
+}
+
+/// A state in which every force of a step is active: `positions` displaced by a smooth
+/// crumpling of amplitude `amplitude` (m), and a swirling velocity field (m/s). Used by
+/// the solver's perf harnesses and the assembly tests.
+pub fn crumpled_state(positions: &[Vec3], amplitude: f64) -> (Vec<Vec3>, Vec<Vec3>) {
+    let x: Vec<Vec3> = (positions.iter())
+        .map(|p| p + amplitude * Vec3::new((9.0 * p.z).sin(), (7.0 * p.x).cos(), (5.0 * p.x).sin()))
+        .collect();
+    let v = x.iter().map(|p| Vec3::new(p.z, -p.x, 0.3 * p.y)).collect();
+    (x, v)
 }
 
 /// Default solver parameters at 24 fps, Y up.

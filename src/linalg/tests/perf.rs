@@ -50,10 +50,7 @@ fn crumpled_drape(
     let (garment, _) = bench::drape_over_sphere(side);
     let model = ClothModel::build(&garment, UvScale::Auto, material.density).expect("model");
     let n = model.len();
-    let x: Vec<Vec3> = (model.positions.iter())
-        .map(|p| p + 0.02 * Vec3::new((9.0 * p.z).sin(), (7.0 * p.x).cos(), (5.0 * p.x).sin()))
-        .collect();
-    let v: Vec<Vec3> = x.iter().map(|p| Vec3::new(p.z, -p.x, 0.3 * p.y)).collect();
+    let (x, v) = bench::crumpled_state(&model.positions, 0.02);
     let y = vec![Vec3::zeros(); n];
     let mut system = crate::pipeline::assemble::System::new(&model, &material);
     let g = Vec3::new(0.0, -9.81, 0.0);
@@ -167,10 +164,7 @@ fn assembly_report() {
     let material = Material::default();
     let (garment, _) = bench::drape_over_sphere(51);
     let model = ClothModel::build(&garment, UvScale::Auto, material.density).expect("model");
-    let x: Vec<Vec3> = (model.positions.iter())
-        .map(|p| p + 0.02 * Vec3::new((9.0 * p.z).sin(), (7.0 * p.x).cos(), (5.0 * p.x).sin()))
-        .collect();
-    let v: Vec<Vec3> = x.iter().map(|p| Vec3::new(p.z, -p.x, 0.3 * p.y)).collect();
+    let (x, v) = bench::crumpled_state(&model.positions, 0.02);
     let y = vec![Vec3::zeros(); x.len()];
     let mut system = System::new(&model, &material);
     let threads: usize = env_or("DRAPE_PERF_THREADS", 1);

@@ -33,10 +33,7 @@ fn fused_assembly_equals_the_assembly_from_element_jacobians() {
     let n = model.len();
     // Crumpled, moving, some particles altered: every term of eq. 18 is active, and the
     // crumpling compresses some stretch components (clamped in System mode).
-    let x: Vec<Vec3> = (model.positions.iter())
-        .map(|p| p + 0.03 * Vec3::new((9.0 * p.z).sin(), (7.0 * p.x).cos(), (5.0 * p.x).sin()))
-        .collect();
-    let v: Vec<Vec3> = x.iter().map(|p| Vec3::new(p.z, -p.x, 0.3 * p.y)).collect();
+    let (x, v) = bench::crumpled_state(&model.positions, 0.03);
     let y: Vec<Vec3> = (0..n)
         .map(|i| {
             if i % 7 == 0 {
