@@ -110,7 +110,8 @@ pub fn condition_forces<const N: usize, const M: usize>(
 /// rhs_i           −= h Σ_m [ (k C_m + k_d Ċ_m + k ∂C_m·u) ∂C_m/∂x_i
 ///                            + c_m Σ_j ∂²C_m/∂x_i∂x_j u_j ]
 /// ```
-/// `∂C_m·u = Σ_j (∂C_m/∂x_j)ᵀ u_j`, `c_m` the coefficient of `∂²C_m` that [`condition_forces`] uses in `mode`.
+/// `∂C_m·u = Σ_j (∂C_m/∂x_j)ᵀ u_j`, `c_m` the coefficient of `∂²C_m` that
+/// [`condition_forces`] uses in `mode`.
 ///
 /// # Panics
 /// In [`JacobianMode::Exact`] (its asymmetric damping term goes through

@@ -13,9 +13,9 @@
 //! any thread count. With the solver's Jacobians the triangles and hinges add their share
 //! straight from their force terms ([`SystemShare`], the `*_system` kernels of
 //! [`crate::forces`]) instead of forming `∂f/∂x` and `∂f/∂v` and combining them: 43% fewer
-//! instructions per assembly of the 2,601-particle fig.-1 sheet (callgrind). The other products over the elements (forces only, transposed
-//! Jacobian products of the adjoint) fill small per-element vector buffers that the plan
-//! gathers in a fixed order.
+//! instructions per assembly of the 2,601-particle fig.-1 sheet (callgrind). The other
+//! products over the elements (forces only, transposed Jacobian products of the adjoint)
+//! fill small per-element vector buffers that the plan gathers in a fixed order.
 use crate::collision::self_contact::{repulsion_forces, Repulsion};
 use crate::forces::bend::{add_bend_system, bend};
 use crate::forces::external::{add_drag_system, drag, gravity, lift};
