@@ -9,6 +9,10 @@
 //! `a_ri` points from the other cloth of the pair to `i`. Cloth lies between `i` and a
 //! body's surface of outward normal `n` when some `a_ri` points out of it: `a_ri · n ≥ ½`
 //! (within 60°; a pair side by side along the surface does not count).
+//!
+//! A particle of a pair that passed through the other in a rejected attempt of the step
+//! ([`NearbyCloth::holding`]) counts as lying over cloth too: the crossing check saw cloth
+//! in its way, near or not at the detection.
 use super::self_contact::Repulsion;
 use crate::Vec3;
 
@@ -18,6 +22,8 @@ use crate::Vec3;
 pub struct NearbyCloth {
     offsets: Vec<usize>,
     away: Vec<Vec3>,
+    /// Sorted particles held over cloth whatever their springs ([`NearbyCloth::holding`]).
+    held: Vec<usize>,
 }
 
 /// Smallest `a_ri · n` of cloth counted as lying between a particle and a surface.
@@ -43,7 +49,23 @@ impl NearbyCloth {
                 fill[i] += 1;
             }
         }
-        NearbyCloth { offsets, away }
+        NearbyCloth {
+            offsets,
+            away,
+            held: Vec::new(),
+        }
+    }
+
+    /// The same, with the sorted particles `held` near cloth lying between them and any
+    /// surface: the particles of the pairs whose crossing rejected an attempt of this step
+    /// (see `Simulator::check_and_commit`).
+    pub fn holding(mut self, held: &[usize]) -> Self {
+        self.held = held.to_vec();
+        self
+    }
+
+    fn holds(&self, i: usize) -> bool {
+        self.held.binary_search(&i).is_ok()
     }
 
     /// No cloth near any particle (a garment without self-collision).
@@ -60,12 +82,12 @@ impl NearbyCloth {
 
     /// Whether cloth lies within the repulsion distance of particle `i`.
     pub fn near(&self, i: usize) -> bool {
-        !self.directions(i).is_empty()
+        !self.directions(i).is_empty() || self.holds(i)
     }
 
     /// Whether cloth lies between particle `i` and a surface with outward normal `n`.
     pub fn over_cloth(&self, i: usize, n: Vec3) -> bool {
-        self.directions(i).iter().any(|a| a.dot(&n) >= UNDER_COSINE)
+        self.holds(i) || self.directions(i).iter().any(|a| a.dot(&n) >= UNDER_COSINE)
     }
 }
 
@@ -114,5 +136,12 @@ mod tests {
         }
         assert!(!layers.near(8) && !layers.over_cloth(8, up) && !layers.near(99));
         assert!(!NearbyCloth::none().near(0));
+        // Held particles lie over cloth seen from any surface; the others keep their springs.
+        let held = NearbyCloth::new(9, &springs).holding(&[1, 8]);
+        for n in [up, -up, Vec3::x()] {
+            assert!(held.over_cloth(1, n) && held.over_cloth(8, n));
+            assert_eq!(held.over_cloth(2, n), layers.over_cloth(2, n));
+        }
+        assert!(held.near(8) && !held.near(9));
     }
 }

@@ -16,8 +16,8 @@ use super::bvh::{Aabb, Bvh};
 use super::pairs::{
     adjacent, edge_crosses_edge, edge_edge_spring, point_crosses_triangle, point_triangle_spring,
 };
-use crate::forces::condition::{condition_forces, ConditionEval};
-use crate::forces::{ElementForces, JacobianMode};
+use crate::forces::condition::{condition_forces, condition_system, ConditionEval};
+use crate::forces::{ElementForces, JacobianMode, SystemShare};
 use crate::model::ClothModel;
 use crate::Vec3;
 use rayon::prelude::*;
@@ -36,6 +36,23 @@ pub struct Repulsion {
     pub point_triangle: bool,
 }
 
+/// The condition `C = Σ γ_k n·x_k − d` of a repulsion spring with rest distance `d` and
+/// its gradient `∂C/∂x_k = γ_k n`, or `None` where it does not push (`C ≥ 0`).
+fn repulsion_condition(r: &Repulsion, x: &[Vec3; 4], d: f64) -> Option<ConditionEval<4, 1>> {
+    let mut eval = ConditionEval::<4, 1>::zero();
+    eval.c[0] = (0..4)
+        .map(|i| r.gamma[i] * r.normal.dot(&x[i]))
+        .sum::<f64>()
+        - d;
+    if eval.c[0] >= 0.0 {
+        return None;
+    }
+    for i in 0..4 {
+        eval.dc[0][i] = r.gamma[i] * r.normal;
+    }
+    Some(eval)
+}
+
 /// Force and Jacobians of a repulsion spring with rest distance `d`, stiffness `k` (N/m) and
 /// damping `kd` (N·s/m). The spring only pushes: zero when `C ≥ 0` at `x`.
 pub fn repulsion_forces(
@@ -47,18 +64,27 @@ pub fn repulsion_forces(
     kd: f64,
     mode: JacobianMode,
 ) -> ElementForces<4> {
-    let mut eval = ConditionEval::<4, 1>::zero();
-    eval.c[0] = (0..4)
-        .map(|i| r.gamma[i] * r.normal.dot(&x[i]))
-        .sum::<f64>()
-        - d;
-    if eval.c[0] >= 0.0 {
-        return ElementForces::zero();
+    match repulsion_condition(r, x, d) {
+        Some(eval) => condition_forces(&eval, v, k, kd, [false], mode),
+        None => ElementForces::zero(),
     }
-    for i in 0..4 {
-        eval.dc[0][i] = r.gamma[i] * r.normal;
+}
+
+/// A repulsion spring's share of the implicit system ([`SystemShare`], Baraff eq. 18),
+/// the same sums as [`repulsion_forces`] without forming its Jacobians; `k` is the
+/// stiffness and damping `(k, k_d)`. Nothing where the spring does not push.
+pub fn add_repulsion_system(
+    r: &Repulsion,
+    x: &[Vec3; 4],
+    v: &[Vec3; 4],
+    d: f64,
+    k: (f64, f64),
+    mode: JacobianMode,
+    out: &mut SystemShare<4>,
+) {
+    if let Some(eval) = repulsion_condition(r, x, d) {
+        condition_system(&eval, v, k, [false], mode, out);
     }
-    condition_forces(&eval, v, k, kd, [false], mode)
 }
 
 /// Self-collision detection over one garment.
@@ -184,52 +210,75 @@ impl SelfCollision {
         self.search(x, x).unwrap_or_default()
     }
 
-    /// True if the cloth passes through itself on the straight paths `x0 → x1`: a particle
-    /// through a triangle not containing it, or an edge through an edge sharing no particle
-    /// with it (a self-intersection the repulsion did not prevent). Contacts already there
-    /// at `x0` (time 0) are not new crossings.
+    /// The particles of every pair that passes through the other on the straight paths
+    /// `x0 → x1` (sorted, empty if none): a particle through a triangle not containing it,
+    /// or an edge through an edge sharing no particle with it (a self-intersection the
+    /// repulsion did not prevent); each pair gives all four of its particles. Contacts
+    /// already there at `x0` (time 0) are not new crossings.
     ///
     /// The same search finds the springs at `x1` (boxes swept from `x0` to `x1` and grown
     /// by the distance contain every pair close at `x1`): a step without crossing is
     /// usually accepted, and the next step's detection at `x1` then takes them instead of
     /// searching again.
-    pub fn crosses(&mut self, x0: &[Vec3], x1: &[Vec3]) -> bool {
+    pub fn crossings(&mut self, x0: &[Vec3], x1: &[Vec3]) -> Vec<usize> {
         self.at_end = None;
         match self.search(x0, x1) {
-            Some(springs) => {
+            Ok(springs) => {
                 self.at_end = Some((x1.to_vec(), springs));
-                false
+                Vec::new()
             }
-            None => true,
+            Err(particles) => particles,
         }
     }
 
-    /// The springs of the pairs closer than the distance at `x1`, or `None` if some pair
-    /// crosses on the paths `x0 → x1` (with `x0 = x1` a pure proximity search).
-    fn search(&mut self, x0: &[Vec3], x1: &[Vec3]) -> Option<Vec<Repulsion>> {
+    /// Whether the cloth passes through itself on the paths `x0 → x1`
+    /// ([`SelfCollision::crossings`] not empty).
+    pub fn crosses(&mut self, x0: &[Vec3], x1: &[Vec3]) -> bool {
+        !self.crossings(x0, x1).is_empty()
+    }
+
+    /// The springs of the pairs closer than the distance at `x1`, or the particles of the
+    /// pairs that cross on the paths `x0 → x1` (see [`SelfCollision::crossings`]; with
+    /// `x0 = x1` a pure proximity search).
+    fn search(&mut self, x0: &[Vec3], x1: &[Vec3]) -> Result<Vec<Repulsion>, Vec<usize>> {
         let d = self.distance;
         let moving = x0 != x1;
         self.tri_bvh.refit(&boxes(&self.triangles, x0, x1, d));
         let tris = &self.triangles;
-        let near: Option<Vec<Vec<Repulsion>>> = (0..x1.len())
+        let near: Vec<Result<Vec<Repulsion>, Vec<usize>>> = (0..x1.len())
             .into_par_iter()
             .map(|p| {
                 let mut q = Aabb::empty();
                 q.include(x0[p]);
                 q.include(x1[p]);
-                let (mut found, mut crossed) = (Vec::new(), false);
+                let (mut found, mut crossed) = (Vec::new(), Vec::new());
                 self.tri_bvh.query(&q, |t| {
                     let tri = tris[t];
-                    if crossed || tri.contains(&p) {
+                    if tri.contains(&p) {
                         return;
                     }
-                    crossed = moving && point_crosses_triangle(x0, x1, p, tri);
-                    found.extend(point_triangle_spring(x1, p, tri, d));
+                    if moving && point_crosses_triangle(x0, x1, p, tri) {
+                        crossed.extend([p, tri[0], tri[1], tri[2]]);
+                    } else if crossed.is_empty() {
+                        found.extend(point_triangle_spring(x1, p, tri, d));
+                    }
                 });
-                (!crossed).then_some(found)
+                if crossed.is_empty() {
+                    Ok(found)
+                } else {
+                    Err(crossed)
+                }
             })
             .collect();
-        let mut springs: Vec<Repulsion> = near?.into_iter().flatten().collect();
+        let mut crossed: Vec<usize> = Vec::new();
+        let mut springs: Vec<Repulsion> = Vec::new();
+        for r in near {
+            match r {
+                Ok(found) if crossed.is_empty() => springs.extend(found),
+                Ok(_) => {}
+                Err(particles) => crossed.extend(particles),
+            }
+        }
         // Edge pairs: boxes grown by d/2 each overlap (see `Bvh::overlapping_pairs`).
         self.edge_bvh.refit(&boxes(&self.edges, x0, x1, 0.5 * d));
         let edges = &self.edges;
@@ -239,18 +288,26 @@ impl SelfCollision {
                 return None;
             }
             if moving && edge_crosses_edge(x0, x1, first, second) {
-                return Some(None);
+                return Some(Err([first[0], first[1], second[0], second[1]]));
             }
-            edge_edge_spring(x1, first, second, d).map(Some)
+            edge_edge_spring(x1, first, second, d).map(Ok)
         });
         let start = springs.len();
         for pair in pairs {
-            springs.push(pair?);
+            match pair {
+                Ok(spring) => springs.push(spring),
+                Err(particles) => crossed.extend(particles),
+            }
+        }
+        if !crossed.is_empty() {
+            crossed.sort_unstable();
+            crossed.dedup();
+            return Err(crossed);
         }
         // The traversal's order depends on the boxes: sorted, the springs (and so the
         // system) are the same whether the search came from a crossing check or not.
         springs[start..].sort_unstable_by_key(|r| r.nodes);
-        Some(springs)
+        Ok(springs)
     }
 }
 
@@ -489,6 +546,15 @@ mod tests {
             assert!(point_triangle_ccd(path(p), path(a), path(b), path(c), 0.0).is_none());
         }
         assert!(sc.crosses(&x0, &x1));
+        // The pair's particles: the falling edge's and the edge it passed through.
+        assert_eq!(sc.crossings(&x0, &x1), [0, 1, 3, 4]);
+        // A corner of the second triangle pushed through the first: the point and the
+        // triangle's corners are among the pairs' particles.
+        let (mut start, mut end) = (x0.clone(), x0.clone());
+        start[3] = Vec3::new(0.0, 0.05, -0.1);
+        end[3] = Vec3::new(0.0, 0.05, 0.1);
+        let through = sc.crossings(&start, &end);
+        assert!([0, 1, 2, 3].iter().all(|i| through.contains(i)), "{through:?}");
         assert!(!sc.crosses(&x0, &fall(0.005)), "stops 5 mm short");
         // Already touching at the start is not a new crossing.
         assert!(!sc.crosses(&fall(0.01), &fall(0.01)));

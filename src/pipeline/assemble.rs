@@ -16,7 +16,7 @@
 //! instructions per assembly of the 2,601-particle fig.-1 sheet (callgrind). The other
 //! products over the elements (forces only, transposed Jacobian products of the adjoint)
 //! fill small per-element vector buffers that the plan gathers in a fixed order.
-use crate::collision::self_contact::{repulsion_forces, Repulsion};
+use crate::collision::self_contact::{add_repulsion_system, repulsion_forces, Repulsion};
 use crate::forces::bend::{add_bend_system, bend};
 use crate::forces::external::{add_drag_system, drag, gravity, lift};
 use crate::forces::shear::{add_shear, add_shear_system};
@@ -172,12 +172,8 @@ impl System {
         if !(*fused && sink.fused(&elements)) {
             elements.visit_triangles(&mut sink);
             elements.visit_second(&mut sink);
+            elements.visit_repulsions(&mut sink);
         }
-        // Self-contact springs keep their Jacobians: fused too (the same system to 3e-16),
-        // that rounding alone moved the warm-started floor pile-up of
-        // tests/self_collision.rs into a crossing accepted at the smallest step (frame 12),
-        // a weakness of the crossing rule rather than of the sums.
-        elements.visit_repulsions(&mut sink);
         self.rhs
             .par_iter_mut()
             .zip(model.mass.par_iter())
@@ -425,7 +421,7 @@ impl SetSink for ScatterSink<'_> {
 }
 
 impl ScatterSink<'_> {
-    /// The triangles and hinges straight into the system, their blocks and right side from
+    /// The triangles, hinges and self-contact springs straight into the system, their blocks and right side from
     /// the force terms without forming the Jacobians ([`SystemShare`]; the same sums as
     /// [`SetSink::set`] with the element's [`ElementForces`]). Only for the Jacobians of
     /// the solver ([`JacobianMode::System`], [`JacobianMode::Definite`]) without lift;
@@ -472,6 +468,17 @@ impl ScatterSink<'_> {
             });
         } else {
             elements.visit_second(self);
+        }
+        let (d, kr, kdr) = elements.repulsion_params;
+        if !elements.repulsions.is_empty() {
+            (self.plan).scatter(2, Some(self.matrix), self.rhs, |k, blocks, rhs| {
+                let r = &elements.repulsions[k];
+                let u = r.nodes.map(|i| h * v[i] + y[i]);
+                let mut out = SystemShare { h, u, blocks, rhs };
+                out.clear();
+                let (xs, vs) = (r.nodes.map(|i| x[i]), r.nodes.map(|i| v[i]));
+                add_repulsion_system(r, &xs, &vs, d, (kr, kdr), mode, &mut out);
+            });
         }
         true
     }

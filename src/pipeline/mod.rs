@@ -110,6 +110,10 @@ pub struct Simulator {
     self_collision: Option<SelfCollision>,
     /// Seconds of cloth–solid and cloth–cloth collision work not yet reported.
     collision_time: [f64; 2],
+    /// Sorted particles of the pairs that passed through each other in rejected attempts
+    /// of this frame: their body contacts only push out, never pull down (see
+    /// `Simulator::check_and_commit`). Cleared at each frame's start.
+    held: Vec<usize>,
     /// Frame number at time 0 and frames per second, to sample body animations.
     clock: (f64, f64),
     /// Applied external forces (N) per particle, constant over the steps until changed
@@ -180,6 +184,7 @@ impl Simulator {
             impulses: Vec::new(),
             self_collision,
             collision_time: [0.0; 2],
+            held: Vec::new(),
             clock: (0.0, 24.0),
             applied: None,
             tape: None,
@@ -362,6 +367,7 @@ impl Simulator {
             ..FrameStats::default()
         };
         self.replaying = self.replay.as_mut().is_some_and(Replay::begin_frame);
+        self.held.clear();
         if let Some(log) = &mut self.step_log {
             log.begin_frame();
         }
