@@ -554,7 +554,10 @@ mod tests {
         start[3] = Vec3::new(0.0, 0.05, -0.1);
         end[3] = Vec3::new(0.0, 0.05, 0.1);
         let through = sc.crossings(&start, &end);
-        assert!([0, 1, 2, 3].iter().all(|i| through.contains(i)), "{through:?}");
+        assert!(
+            [0, 1, 2, 3].iter().all(|i| through.contains(i)),
+            "{through:?}"
+        );
         assert!(!sc.crosses(&x0, &fall(0.005)), "stops 5 mm short");
         // Already touching at the start is not a new crossing.
         assert!(!sc.crosses(&fall(0.01), &fall(0.01)));
