@@ -7,7 +7,7 @@
 # scripts/bench_vs_blender.py with the Python of scripts/python-deps.sh (bpy 4.5).
 # Flags go to the Python script: --quick (10 frames, small sheets), --frames N,
 # --json PATH, --work DIR (keep scenes and caches), --blender-mass matched|default,
-# --scenes WORD...
+# --scenes WORD..., --repeat N (each engine N times, alternating; the median ms/frame).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --bin drape

@@ -3,7 +3,7 @@
 Usage (scripts/bench-vs-blender.sh builds drape and picks the project's Python):
 
     python scripts/bench_vs_blender.py [--quick] [--frames N] [--json PATH] [--work DIR]
-                                       [--drape BINARY]
+                                       [--drape BINARY] [--repeat N]
 
 Scenes, each built once in Blender (`bpy` 4.5) and given to both engines:
   sheet_2500_on_sphere, sheet_10000_on_sphere — a 1 m sheet of 50² / 100² vertices
@@ -15,7 +15,8 @@ Scenes, each built once in Blender (`bpy` 4.5) and given to both engines:
 defaults (cotton, adaptive implicit steps, self-collision on), Blender at its default
 quality (5 steps per frame) with self-collision on and the matched mass, gravity and
 collision distance of vsblender/scenes.py. Per scene: ms per frame of each engine (how
-each is timed: vsblender/engines.py), Blender / drape, the maximum edge stretch and the
+each is timed: vsblender/engines.py; with --repeat N the median of N runs of each,
+alternating), Blender / drape, the maximum edge stretch and the
 deepest penetration into the body of each (vsblender/metrics.py). Prints a markdown table
 and writes JSON (default target/bench-vs-blender.json).
 """
@@ -26,6 +27,8 @@ import pathlib
 import platform
 import sys
 import tempfile
+
+import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -53,9 +56,14 @@ def parse_args(argv):
                         "Blender's own 0.3 kg (default); see vsblender/scenes.py")
     p.add_argument("--scenes", nargs="*", metavar="NAME",
                    help="only scenes whose name contains one of these words")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="run each engine N times per scene, alternating, and report the "
+                        "median ms/frame of each (default 1)")
     args = p.parse_args(argv)
     if args.frames is not None and args.frames < 1:
         p.error("--frames must be at least 1")
+    if args.repeat < 1:
+        p.error("--repeat must be at least 1")
     if not args.drape.exists():
         p.error(f"{args.drape} is missing: run `cargo build --release` "
                 "(scripts/bench-vs-blender.sh does)")
@@ -74,28 +82,42 @@ def scene_builders(config, frames, mass):
     return out
 
 
-def measure(scene, drape_binary, frames, work):
-    """Both engines on one scene: drape first (its cache is checked against the scene),
-    then Blender; the quality figures of both from their caches."""
-    drape = engines.run_drape(drape_binary, scene, frames, work)
-    blender, bodies = engines.run_blender(scene, frames, work)
+def measure(scene, drape_binary, frames, work, repeat=1):
+    """Both engines on one scene, `repeat` times each, alternating: drape first (its cache
+    is checked against the scene), then Blender. ms/frame is the median of each engine's
+    runs (both vary by up to ±20% between runs on a shared machine); the quality figures
+    come from the first run's caches. drape's later runs must reproduce its first cache
+    exactly (it is deterministic)."""
+    drapes, blenders = [], []
+    for _ in range(repeat):
+        drapes.append(engines.run_drape(drape_binary, scene, frames, work))
+        if not np.array_equal(drapes[-1].frames, drapes[0].frames):
+            raise RuntimeError(f"{scene.name}: drape's runs differ (it should be deterministic)")
+        blenders.append(engines.run_blender(scene, frames, work))
+    drape = drapes[0]
+    blender, bodies = blenders[0]
 
-    def figures(run, edges):
+    def figures(run, runs, edges):
+        times = [r.ms_per_frame for r in runs]
         return {
             "vertices": int(run.frames.shape[1]),
-            "ms_per_frame": run.ms_per_frame,
+            "ms_per_frame": float(np.median(times)),
+            "ms_per_frame_runs": times,
             "max_stretch": metrics.max_stretch(run.frames, edges),
             "max_penetration_m": metrics.max_penetration(run.frames, bodies),
             "timing": run.timing,
         }
 
+    d = figures(drape, drapes, scene.drape_edges)
+    b = figures(blender, [r for r, _ in blenders], scene.blender_edges)
     return {
         "name": scene.name,
         "frames": frames,
-        "drape": figures(drape, scene.drape_edges),
-        "blender": figures(blender, scene.blender_edges),
+        "runs": repeat,
+        "drape": d,
+        "blender": b,
         "blender_settings": scene.settings,
-        "blender_over_drape": blender.ms_per_frame / drape.ms_per_frame,
+        "blender_over_drape": b["ms_per_frame"] / d["ms_per_frame"],
     }
 
 
@@ -131,7 +153,7 @@ def main(argv=None):
             work = base / name
             work.mkdir(parents=True, exist_ok=True)
             print(f"bench-vs-blender: {name}, {frames} frames ...", file=sys.stderr, flush=True)
-            results.append(measure(build(work), args.drape, frames, work))
+            results.append(measure(build(work), args.drape, frames, work, args.repeat))
     summary = {
         "benchmark": "drape vs Blender cloth (scripts/bench_vs_blender.py)",
         "quick": args.quick,
@@ -145,6 +167,7 @@ def main(argv=None):
                            "steps": "adaptive, at most one per frame (default)"},
         "self_collision": {"drape": True, "blender": True},
         "blender_mass": args.blender_mass,
+        "runs_per_engine": args.repeat,
         "scenes": results,
     }
     args.json.parent.mkdir(parents=True, exist_ok=True)
