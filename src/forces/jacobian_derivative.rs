@@ -3,7 +3,8 @@
 //!
 //! The step's matrix `A(x₀) = M − h D(x₀) − h² K(x₀)` and its right side's `K(x₀)(h v₀ + y)`
 //! depend on the start positions through the Jacobians `D = ∂f/∂v`, `K = ∂f/∂x` of
-//! [`JacobianMode::Definite`] (what a replayed control step solves with). Differentiating
+//! [`JacobianMode::Definite`](crate::forces::JacobianMode::Definite) (what a replayed
+//! control step solves with). Differentiating
 //! `A Δv = b` for them adds `h G (∂D[dx₀] Δv + ∂K[dx₀] (x₁ − x₀))` to `dΔv`, whose transpose
 //! is the gradient of one scalar per element,
 //!

@@ -29,7 +29,7 @@ use crate::{Mat3, Vec2, Vec3};
 use std::path::{Path, PathBuf};
 
 /// True if the file name of `path` holds a `$F` frame field (see
-/// [`FramePattern`](crate::cache::FramePattern), shared with the `.geo` cache writer).
+/// [`FramePattern`], shared with the `.geo` cache writer).
 pub fn is_sequence_pattern(path: &Path) -> bool {
     FramePattern::parse(path).is_ok()
 }

@@ -1,4 +1,4 @@
-//! Importers: files to [`Scene`](crate::scene::Scene). They know nothing of solvers.
+//! Importers: files to [`Scene`]. They know nothing of solvers.
 //!
 //! | extension | reader |
 //! |---|---|

@@ -1,5 +1,5 @@
 //! Helpers on 3-vectors and 3x3 blocks: deterministic parallel dot products and axpys over
-//! slices of [`Vec3`](crate::Vec3).
+//! slices of [`Vec3`].
 //!
 //! Determinism rule of the whole [`linalg`](super) module: a reduction over particles is cut
 //! into fixed chunks of [`CHUNK`] particles (chunk `k` covers `k·CHUNK .. (k+1)·CHUNK`),

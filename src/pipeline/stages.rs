@@ -246,8 +246,8 @@ impl Simulator {
     /// contacts only push out ([`NearbyCloth::holding`]). Shrinking the step alone does not
     /// shrink that alteration: the pull-down onto a layer 2.8 mm under the particle, too
     /// far for a repulsion spring to tell, put two layers of the floor pile-up of
-    /// tests/self_collision.rs in one plane, and 2 of its 13 solver settings accepted a
-    /// crossing at the smallest step before the hold.
+    /// tests/self_collision.rs in one plane, and at least 2 of its 13 solver settings
+    /// accepted a crossing at the smallest step before the hold.
     pub(super) fn check_and_commit(
         &mut self,
         x_new: Vec<Vec3>,

@@ -32,7 +32,8 @@ use faer::{Conj, Mat, Par, Side};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// Largest system (particles) [`Preconditioner::Auto`](super::Preconditioner) factors
-/// completely; IC(0) above. Measured (faer on one thread, fig.-1 sheet, numeric
+/// completely (from the start, or once IC(0) proves costly when adaptive, see
+/// [`AUTO_SWITCH`](super::AUTO_SWITCH)); IC(0) above. Measured (faer on one thread, fig.-1 sheet, numeric
 /// factorisation / solve): 441 particles 0.94 / 0.08 ms, 961: 2.6 / 0.20 ms, 2,601:
 /// 12.0 / 0.67 ms, while IC(0) costs a 0.3–0.6 ms factorisation and 50–130 iterations
 /// of 30–80 µs per step at these sizes.
@@ -56,6 +57,8 @@ pub(crate) struct DirectFactor {
     symbolic: Option<Symbolic>,
     /// `Ã` in the order of `csc`.
     values: Vec<f64>,
+    /// The blocks of `Ã` that a filter changes, by slot of the block pattern (ascending).
+    filtered: Vec<(usize, Mat3)>,
     /// The numeric factor (valid after a successful [`DirectFactor::factor`]).
     l_values: Vec<f64>,
     valid: bool,
@@ -96,23 +99,41 @@ impl DirectFactor {
         let Some(sym) = &self.symbolic else {
             return false;
         };
+        // The filtered blocks `S_j A_ji S_i` (+ `I − S_j` on the diagonal) of the rows
+        // with a filter on either side, each formed once: a block gives up to 9 entries.
         let filters: Vec<Option<Mat3>> = (0..a.n()).map(&filter).collect();
-        self.values.clear();
-        self.values
-            .extend(sym.sources.iter().map(|&(slot, j, i, c, r)| {
-                let mut m = a.values[slot];
-                if let Some(s) = filters[j] {
+        self.filtered.clear();
+        let pattern = &a.pattern;
+        for (j, s_j) in filters.iter().enumerate() {
+            for k in pattern.row_ptr[j]..pattern.row_ptr[j + 1] {
+                let i = pattern.col[k];
+                if s_j.is_none() && filters[i].is_none() {
+                    continue;
+                }
+                let mut m = a.values[k];
+                if let Some(s) = s_j {
                     m = s * m;
                 }
                 if let Some(s) = filters[i] {
                     m *= s;
                 }
-                if i == j {
-                    if let Some(s) = filters[j] {
-                        m += Mat3::identity() - s;
-                    }
+                if let (true, Some(s)) = (i == j, s_j) {
+                    m += Mat3::identity() - s;
                 }
-                m[(c as usize, r as usize)]
+                self.filtered.push((k, m));
+            }
+        }
+        let filtered = &self.filtered;
+        self.values.clear();
+        self.values
+            .extend(sym.sources.iter().map(|&(slot, j, i, c, r)| {
+                let block = if filters[j].is_none() && filters[i].is_none() {
+                    &a.values[slot]
+                } else {
+                    let at = filtered.binary_search_by_key(&slot, |&(k, _)| k);
+                    &filtered[at.expect("every filtered slot was formed")].1
+                };
+                block[(c as usize, r as usize)]
             }));
         let matrix = SparseColMatRef::new(sym.csc.as_ref(), &self.values);
         self.l_values.resize(sym.cholesky.len_val(), 0.0);

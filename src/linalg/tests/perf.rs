@@ -1,6 +1,6 @@
 //! Benchmark harness for the solver work of issue 8 (ignored: timing, not a check).
 //!
-//! `DRAPE_PERF_SCENE=drape|sheet DRAPE_PERF_FRAMES=24 DRAPE_PERF_PRECOND=ic|gs|jacobi
+//! `DRAPE_PERF_SCENE=drape|sheet DRAPE_PERF_FRAMES=24 DRAPE_PERF_PRECOND=ic|gs|jacobi|auto|cholesky
 //! cargo test --release --lib linalg::tests::perf -- --ignored --nocapture` prints one
 //! line of figures per run (`DRAPE_PERF_THREADS` sets the pool size, `DRAPE_PERF_TOL` the
 //! CG tolerance, `DRAPE_PERF_WARM=true` warm starts, `DRAPE_PERF_DUMP=path` writes the
@@ -75,6 +75,8 @@ fn perf_report() {
     params.preconditioner = match env_or("DRAPE_PERF_PRECOND", "ic".to_string()).as_str() {
         "jacobi" => Preconditioner::BlockJacobi,
         "gs" => Preconditioner::BlockGaussSeidel,
+        "auto" => Preconditioner::Auto,
+        "cholesky" => Preconditioner::SparseCholesky,
         _ => Preconditioner::BlockIncompleteCholesky,
     };
     params.cg_warm_start = env_or("DRAPE_PERF_WARM", false);

@@ -19,7 +19,7 @@
 //! by the same correction over `h`. Without them the sheet diverges within a second at
 //! 1/24 s steps; with Baraff's stretch-jump rejection instead it takes hundreds of steps
 //! per frame. The preview has no stretch-jump rejection (see
-//! [`super::checks_stretch_jumps`]).
+//! `super::checks_stretch_jumps`).
 //!
 //! The Jacobians are the positive definite ones ([`JacobianMode::Definite`]): with
 //! stretched springs that is exactly eq. 21, with compressed ones the stabilised eq. 22
