@@ -10,9 +10,9 @@
 //! body's surface of outward normal `n` when some `a_ri` points out of it: `a_ri · n ≥ ½`
 //! (within 60°; a pair side by side along the surface does not count).
 //!
-//! A particle of a pair that passed through the other in a rejected attempt of the step
-//! ([`NearbyCloth::holding`]) counts as lying over cloth too: the crossing check saw cloth
-//! in its way, near or not at the detection.
+//! A particle that its body contact pulled down in an attempt rejected because it took
+//! part in a crossing ([`NearbyCloth::holding`]) counts as lying over cloth too: the
+//! crossing check saw cloth in its way, near or not at the detection.
 use super::self_contact::Repulsion;
 use crate::Vec3;
 
@@ -57,8 +57,8 @@ impl NearbyCloth {
     }
 
     /// The same, with the sorted particles `held` near cloth lying between them and any
-    /// surface: the particles of the pairs whose crossing rejected an attempt of this step
-    /// (see `Simulator::check_and_commit`).
+    /// surface: the particles of crossing pairs that their body contact pulled down in a
+    /// rejected attempt of this frame (see `Simulator::check_and_commit`).
     pub fn holding(mut self, held: &[usize]) -> Self {
         self.held = held.to_vec();
         self

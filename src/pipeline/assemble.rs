@@ -421,8 +421,9 @@ impl SetSink for ScatterSink<'_> {
 }
 
 impl ScatterSink<'_> {
-    /// The triangles, hinges and self-contact springs straight into the system, their blocks and right side from
-    /// the force terms without forming the Jacobians ([`SystemShare`]; the same sums as
+    /// The triangles, hinges and self-contact springs straight into the system, their
+    /// blocks and right side from the force terms without forming the Jacobians
+    /// ([`SystemShare`]; the same sums as
     /// [`SetSink::set`] with the element's [`ElementForces`]). Only for the Jacobians of
     /// the solver ([`JacobianMode::System`], [`JacobianMode::Definite`]) without lift;
     /// false (nothing done) otherwise.

@@ -110,9 +110,9 @@ pub struct Simulator {
     self_collision: Option<SelfCollision>,
     /// Seconds of cloth–solid and cloth–cloth collision work not yet reported.
     collision_time: [f64; 2],
-    /// Sorted particles of the pairs that passed through each other in rejected attempts
-    /// of this frame: their body contacts only push out, never pull down (see
-    /// `Simulator::check_and_commit`). Cleared at each frame's start.
+    /// Sorted particles of pairs that passed through each other in rejected attempts of
+    /// this frame and that their body contact pulled down: from then on their contacts
+    /// only push out (see `Simulator::check_and_commit`). Cleared at each frame's start.
     held: Vec<usize>,
     /// Frame number at time 0 and frames per second, to sample body animations.
     clock: (f64, f64),
