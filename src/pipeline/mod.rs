@@ -394,7 +394,7 @@ impl Simulator {
                     let min_step = self.params.min_step;
                     let retry = match self.replay.as_mut().filter(|_| self.replaying) {
                         Some(r) => r.rejected(h, min_step),
-                        None => self.control.reject(),
+                        None => self.control.reject(h),
                     };
                     if !retry {
                         let reason = match why {
