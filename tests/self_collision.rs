@@ -155,11 +155,17 @@ fn the_pile_up_and_the_fold_stay_clean_whatever_the_solver_settings() {
     // Gauss–Seidel with warm start one at frame 26: two layers pulled into one plane on the
     // floor by body-contact alterations. Since a rejected crossing also holds the
     // pulled-down particles of its pairs off the body for the rest of the frame, all pass.
+    // The 14th, IC(0) with warm start at 1e-4, accepted crossings of layers lying in one
+    // plane on the floor: a released particle at the floor's thickness falling 20 µm below
+    // a triangle beside it (frame 18), and, once such particles stay in contact
+    // (`contact::ON_BODY`), features sliding within that plane whose coplanarity roots
+    // were rounding noise (frame 15, also under plain IC(0)); pairs flat to 1e-3 of the
+    // repulsion distance at both ends of a step no longer cross (`self_contact::FLAT`).
     let (g, floor) = drape::fixtures::dropped_sheet_and_floor();
     let fold = folded_sheet();
     let rod = bodies::cylinder(Vec3::new(0.0, 0.0, 0.0), Vec3::x(), 0.05, 1.0, 24);
     type Settings = fn(&mut SolverParams);
-    let settings: [(&str, Settings); 13] = [
+    let settings: [(&str, Settings); 14] = [
         ("Gauss-Seidel", |p| {
             p.preconditioner = Preconditioner::BlockGaussSeidel
         }),
@@ -202,6 +208,11 @@ fn the_pile_up_and_the_fold_stay_clean_whatever_the_solver_settings() {
         ("IC(0), warm start, tolerance 3e-5", |p| {
             p.preconditioner = Preconditioner::BlockIncompleteCholesky;
             p.cg_tolerance = 3e-5;
+            p.cg_warm_start = true;
+        }),
+        ("IC(0), warm start, tolerance 1e-4", |p| {
+            p.preconditioner = Preconditioner::BlockIncompleteCholesky;
+            p.cg_tolerance = 1e-4;
             p.cg_warm_start = true;
         }),
     ];

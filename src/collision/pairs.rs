@@ -66,31 +66,138 @@ pub(super) fn edge_edge_spring(
 }
 
 /// Whether particle `p` passes through triangle `[a, b, c]` on the straight paths
-/// `x0 → x1` after the start (a contact already there at `x0` is not a new crossing).
+/// `x0 → x1` after the start (a contact already there at `x0` is not a new crossing),
+/// unless the four particles lie within `flat` of one plane at both ends of the step
+/// ([`flat_at_both_ends`]).
 pub(super) fn point_crosses_triangle(
     x0: &[Vec3],
     x1: &[Vec3],
     p: usize,
     [a, b, c]: [usize; 3],
+    flat: f64,
 ) -> bool {
     let path = |i: usize| [x0[i], x1[i]];
     point_triangle_ccd(path(p), path(a), path(b), path(c), 0.0).is_some_and(|t| t > 0.0)
+        && !flat_at_both_ends(x0, x1, [p, a, b, c], flat)
 }
 
 /// Whether edge `[a, b]` passes through edge `[c, e]` on the straight paths `x0 → x1`
-/// after the start.
+/// after the start, unless the four particles lie within `flat` of one plane at both ends
+/// of the step ([`flat_at_both_ends`]).
 pub(super) fn edge_crosses_edge(
     x0: &[Vec3],
     x1: &[Vec3],
     [a, b]: [usize; 2],
     [c, e]: [usize; 2],
+    flat: f64,
 ) -> bool {
     let path = |i: usize| [x0[i], x1[i]];
     edge_edge_ccd(path(a), path(b), path(c), path(e), EDGE_CROSSING_TOLERANCE)
         .is_some_and(|t| t > 0.0)
+        && !flat_at_both_ends(x0, x1, [a, b, c, e], flat)
+}
+
+/// Whether the four particles `q` lie within `flat` of one plane both at `x0` and at `x1`
+/// ([`flatness`]). Such a pair only slides within its plane over the step (two layers
+/// lying in one plane on the floor, all four particles in floor contact at the body's
+/// thickness): the coplanarity cubic of the crossing tests is then rounding noise whose
+/// roots fall anywhere, and a "crossing" from one side of the plane to the other by
+/// 1e-19 m is not cloth passing through cloth. (The repulsion springs act on pairs
+/// closer than the repulsion distance whatever the side.)
+fn flat_at_both_ends(x0: &[Vec3], x1: &[Vec3], q: [usize; 4], flat: f64) -> bool {
+    flatness(q.map(|i| x0[i])) <= flat && flatness(q.map(|i| x1[i])) <= flat
+}
+
+/// How far four points are from lying in one plane: the height of their tetrahedron over
+/// its largest face, `|det| / max ‖face cross product‖`
+/// (`det = ((q₁ − q₀) × (q₂ − q₀)) · (q₃ − q₀)`); 0 for points on one line or one point.
+pub(super) fn flatness([q0, q1, q2, q3]: [Vec3; 4]) -> f64 {
+    let det = (q1 - q0).cross(&(q2 - q0)).dot(&(q3 - q0)).abs();
+    let faces = [
+        (q1 - q0).cross(&(q2 - q0)),
+        (q1 - q0).cross(&(q3 - q0)),
+        (q2 - q0).cross(&(q3 - q0)),
+        (q2 - q1).cross(&(q3 - q1)),
+    ];
+    let largest = faces.iter().map(|f| f.norm()).fold(0.0, f64::max);
+    if largest > 0.0 {
+        det / largest
+    } else {
+        0.0
+    }
 }
 
 /// Whether two edges share a particle (such pairs are never tested).
 pub(super) fn adjacent([a, b]: [usize; 2], [c, e]: [usize; 2]) -> bool {
     c == a || c == b || e == a || e == b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flatness_is_the_height_over_the_largest_face() {
+        let (o, u, w) = (Vec3::zeros(), Vec3::x(), Vec3::z());
+        assert!((flatness([o, u, w, Vec3::new(0.2, 0.3, 0.2)]) - 0.3).abs() < 1e-15);
+        assert_eq!(flatness([o, u, w, Vec3::new(0.2, 0.0, 0.2)]), 0.0);
+        assert_eq!(flatness([o, u, 2.0 * u, 3.0 * u]), 0.0);
+    }
+
+    #[test]
+    fn features_sliding_in_one_plane_do_not_cross_but_leaving_it_does() {
+        // Four particles of the floor pile-up of tests/self_collision.rs (IC(0), default
+        // tolerance), all in floor contact at τ = 2 mm, over a step of 1.6e-4 s: one
+        // height is 0.0019999999999999996 at the start, every other exactly 0.002.
+        let x0 = vec![
+            Vec3::new(-0.019424605378207616, 0.002, 0.026437041726657277),
+            Vec3::new(-0.04989848162061704, 0.002, 0.03288217196961578),
+            Vec3::new(-0.016506360484218618, 0.002, 0.03124274597208066),
+            Vec3::new(
+                -0.01810344815574626,
+                0.0019999999999999996,
+                -0.0021381000643096995,
+            ),
+        ];
+        let x1 = vec![
+            Vec3::new(-0.019514018293882707, 0.002, 0.0264367272014883),
+            Vec3::new(-0.04986985267892798, 0.002, 0.032881037548874184),
+            Vec3::new(-0.016476619273232893, 0.002, 0.031241493872844608),
+            Vec3::new(-0.018055545884025692, 0.002, -0.002139930941084565),
+        ];
+        let flat = 1e-3 * 0.002;
+        let path = |i: usize| [x0[i], x1[i]];
+        let (mut raw, mut kept) = (0, 0);
+        for p in 0..4 {
+            let t: Vec<usize> = (0..4).filter(|&k| k != p).collect();
+            let tri = [t[0], t[1], t[2]];
+            let ccd = point_triangle_ccd(path(p), path(tri[0]), path(tri[1]), path(tri[2]), 0.0);
+            raw += usize::from(ccd.is_some_and(|t| t > 0.0));
+            kept += usize::from(point_crosses_triangle(&x0, &x1, p, tri, flat));
+        }
+        for (e, f) in [([0, 1], [2, 3]), ([0, 2], [1, 3]), ([0, 3], [1, 2])] {
+            let ccd = edge_edge_ccd(path(e[0]), path(e[1]), path(f[0]), path(f[1]), 1e-6);
+            raw += usize::from(ccd.is_some_and(|t| t > 0.0));
+            kept += usize::from(edge_crosses_edge(&x0, &x1, e, f, flat));
+        }
+        assert!(
+            raw > 0,
+            "the coplanarity roots of rounding noise read as a crossing"
+        );
+        assert_eq!(kept, 0, "sliding within one plane is not a crossing");
+        // A point passing 1 mm through a triangle's middle, and one leaving the plane of
+        // the triangle it lay in by 20 µm (the other pile-up failure, `contact::ON_BODY`),
+        // still cross.
+        let tri = [
+            Vec3::zeros(),
+            Vec3::new(0.03, 0.0, 0.0),
+            Vec3::new(0.0, 0.0, 0.03),
+        ];
+        for (start, end) in [(1e-3, -1e-3), (1e-19, -2e-5)] {
+            let p = |y: f64| Vec3::new(0.008, y, 0.008);
+            let x0 = vec![p(start), tri[0], tri[1], tri[2]];
+            let x1 = vec![p(end), tri[0], tri[1], tri[2]];
+            assert!(point_crosses_triangle(&x0, &x1, 0, [1, 2, 3], flat));
+        }
+    }
 }

@@ -23,6 +23,11 @@ use crate::Vec3;
 use rayon::prelude::*;
 use std::collections::HashSet;
 
+/// Share of the repulsion distance within which four particles count as lying in one
+/// plane for the crossing tests (see `pairs::point_crosses_triangle`): a pair this flat
+/// at both ends of a step slides within its plane and does not cross.
+pub const FLAT: f64 = 1e-3;
+
 /// One repulsion spring between four particles.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Repulsion {
@@ -257,7 +262,7 @@ impl SelfCollision {
                     if tri.contains(&p) {
                         return;
                     }
-                    if moving && point_crosses_triangle(x0, x1, p, tri) {
+                    if moving && point_crosses_triangle(x0, x1, p, tri, FLAT * d) {
                         crossed.extend([p, tri[0], tri[1], tri[2]]);
                     } else if crossed.is_empty() {
                         found.extend(point_triangle_spring(x1, p, tri, d));
@@ -287,7 +292,7 @@ impl SelfCollision {
             if adjacent(first, second) {
                 return None;
             }
-            if moving && edge_crosses_edge(x0, x1, first, second) {
+            if moving && edge_crosses_edge(x0, x1, first, second, FLAT * d) {
                 return Some(Err([first[0], first[1], second[0], second[1]]));
             }
             edge_edge_spring(x1, first, second, d).map(Ok)
