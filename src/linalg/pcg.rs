@@ -147,6 +147,17 @@ impl PcgScratch {
     pub fn pivot_fallbacks(&self) -> usize {
         self.factor.stats.pivot_fallbacks
     }
+
+    /// Makes [`Preconditioner::Auto`] adaptive for the solves with this scratch
+    /// ([`TriangularFactor::adapt`]).
+    pub fn adapt_auto(&mut self, on: bool) {
+        self.factor.adapt(on);
+    }
+
+    /// Whether the last solve used the complete sparse Cholesky factor.
+    pub fn used_complete_factor(&self) -> bool {
+        self.factor.stats.complete
+    }
 }
 
 /// The filter of §5.3 as a dense per-particle lookup over the sparse constraint list.
@@ -236,6 +247,40 @@ pub fn modified_pcg(
 /// # Panics
 /// As [`modified_pcg`].
 pub fn modified_pcg_with(
+    a: &BlockCsr,
+    b: &[Vec3],
+    constraints: &[Constraint],
+    settings: &PcgSettings,
+    preconditioner: Preconditioner,
+    scratch: &mut PcgScratch,
+    dv: &mut [Vec3],
+) -> PcgResult {
+    // An adaptive `Auto` tries IC(0) on a small system only up to the iterations the
+    // complete factor costs; past them it switches and solves again
+    // (`TriangularFactor::adapt`). The returned count includes the abandoned iterations.
+    let probe = (preconditioner == Preconditioner::Auto)
+        .then(|| scratch.factor.probe_limit(a.n()))
+        .flatten();
+    let capped = PcgSettings {
+        max_iterations: probe.map_or(settings.max_iterations, |p| p.min(settings.max_iterations)),
+        ..*settings
+    };
+    let first = solve(a, b, constraints, &capped, preconditioner, scratch, dv);
+    // Only the cap counts: a breakdown (an indefinite System-mode matrix) is the caller's
+    // to handle, whatever the preconditioner.
+    let capped_out = !first.converged && first.iterations >= capped.max_iterations;
+    if probe.is_none() || !capped_out || !scratch.factor.switch_if_costly(a.n()) {
+        return first;
+    }
+    let second = solve(a, b, constraints, settings, preconditioner, scratch, dv);
+    PcgResult {
+        iterations: first.iterations + second.iterations,
+        ..second
+    }
+}
+
+/// One run of [`modified_pcg_with`].
+fn solve(
     a: &BlockCsr,
     b: &[Vec3],
     constraints: &[Constraint],

@@ -467,6 +467,10 @@ impl Simulator {
             warm_start: self.params.cg_warm_start,
             deflation: self.params.deflates(self.system.matrix.n()),
         };
+        // Recorded and replayed runs (keyframe control) keep the fixed choice: the
+        // adjoint reuses the forward solves' preconditioner, and a switch driven by
+        // iteration counts would move with the control forces.
+        (self.pcg).adapt_auto(self.tape.is_none() && self.replay.is_none());
         modified_pcg_with(
             &self.system.matrix,
             &self.system.rhs,

@@ -97,13 +97,24 @@ pub struct SolverParams {
     /// (retried at half the size, where the system is better conditioned).
     pub cg_max_iterations: usize,
     /// Preconditioner of the PCG ([`crate::linalg::precond`]). Default
-    /// [`Preconditioner::Auto`](crate::linalg::Preconditioner::Auto): the complete sparse
-    /// Cholesky factor of the filtered matrix up to
+    /// [`Preconditioner::Auto`](crate::linalg::Preconditioner::Auto): block incomplete
+    /// Cholesky IC(0); on a garment of at most
     /// [`DIRECT_MAX_PARTICLES`](crate::linalg::precond::DIRECT_MAX_PARTICLES) particles,
-    /// block incomplete Cholesky IC(0) above. On the 416-particle skirt the factor takes
+    /// once a solve would take more than
+    /// [`AUTO_SWITCH`](crate::linalg::precond::AUTO_SWITCH)` · √n` IC(0) iterations, the
+    /// complete sparse Cholesky factor of the filtered matrix for the rest of the run
+    /// (recorded and replayed runs of keyframe control use the complete factor up to
+    /// that size from the start). On the 416-particle skirt the factor takes
     /// 1 CG per step instead of IC(0)'s 125, 5.0–6.6 → 3.2–4.0 ms per frame (3 runs each),
     /// and is also more accurate: after 60 frames 0.0006 mm from a solve at ε = 1e-9,
-    /// against 1.9 mm for IC(0) at the default ε. IC(0) was
+    /// against 1.9 mm for IC(0) at the default ε; the switch happens in its first step (50
+    /// abandoned IC(0) iterations) and the cache is bit-identical to one factored from the
+    /// start. On the fig.-1 drape at 441 and 961 particles IC(0) needs only 25 and 33
+    /// iterations per step and stays: 11.9 → 7.0 and 36.2 → 24.4 ms per frame against the
+    /// complete factor from the start (measured again, 2 runs each: 9.9, 8.8 → 7.0, 5.9
+    /// and 41.5, 39.9 → 20.7, 18.7). (It waited for `tests/self_collision.rs` to pass
+    /// with IC(0), warm starts and ε = 1e-4, which meant IC(0) under this `Auto`; see
+    /// `contact::ON_BODY` and `self_contact::FLAT`.) IC(0) was
     /// measured against block Jacobi (Baraff §5.3, the default before) on
     /// the two-corner sheet (4 frames from rest, 2.25 steps per frame for both, machine
     /// shared with another engineer's builds):

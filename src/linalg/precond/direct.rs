@@ -32,7 +32,8 @@ use faer::{Conj, Mat, Par, Side};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// Largest system (particles) [`Preconditioner::Auto`](super::Preconditioner) factors
-/// completely; IC(0) above. Measured (faer on one thread, fig.-1 sheet, numeric
+/// completely (from the start, or once IC(0) proves costly when adaptive, see
+/// [`AUTO_SWITCH`](super::AUTO_SWITCH)); IC(0) above. Measured (faer on one thread, fig.-1 sheet, numeric
 /// factorisation / solve): 441 particles 0.94 / 0.08 ms, 961: 2.6 / 0.20 ms, 2,601:
 /// 12.0 / 0.67 ms, while IC(0) costs a 0.3–0.6 ms factorisation and 50–130 iterations
 /// of 30–80 µs per step at these sizes.

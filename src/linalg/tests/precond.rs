@@ -468,3 +468,52 @@ fn single_precision_sweeps_stay_within_float_rounding_of_the_exact_factor() {
         assert!(sym.cholesky().is_some(), "P⁻¹ stays positive definite");
     }
 }
+
+#[test]
+fn adaptive_auto_keeps_ic0_where_it_is_cheap_and_switches_for_good_where_it_is_not() {
+    let settings = PcgSettings {
+        tolerance: 1e-6,
+        max_iterations: 1000,
+        warm_start: false,
+        deflation: false,
+    };
+    let run = |a: &BlockCsr, b: &[Vec3], scratch: &mut PcgScratch| {
+        let mut dv = vec![Vec3::zeros(); a.n()];
+        let res = modified_pcg_with(a, b, &[], &settings, Preconditioner::Auto, scratch, &mut dv);
+        assert!(res.converged, "{res:?}");
+        (res.iterations, scratch.used_complete_factor(), dv)
+    };
+    // A soft system (mass-dominated): IC(0) converges well within 2.5 √n iterations and
+    // stays, solve after solve.
+    let (soft, b) = spd_system(10, 10, 0.5, 60);
+    let limit = (crate::linalg::precond::AUTO_SWITCH * (soft.n() as f64).sqrt()) as usize;
+    let mut scratch = PcgScratch::default();
+    scratch.adapt_auto(true);
+    for _ in 0..2 {
+        let (iterations, complete, _) = run(&soft, &b, &mut scratch);
+        assert!(
+            !complete && iterations > 2 && iterations < limit,
+            "{iterations}"
+        );
+    }
+    // A stiff one: IC(0) reaches the limit, the solve switches to the complete factor
+    // (the count includes the abandoned iterations) and keeps it; the answer is the
+    // complete factor's own.
+    let (stiff, b) = spring_system(10, 10, 1e6, 61);
+    let mut scratch = PcgScratch::default();
+    scratch.adapt_auto(true);
+    let (iterations, complete, dv) = run(&stiff, &b, &mut scratch);
+    assert!(
+        complete && (limit + 1..=limit + 2).contains(&iterations),
+        "{iterations}"
+    );
+    let (again, complete, _) = run(&stiff, &b, &mut scratch);
+    assert!(complete && again <= 2, "{again}");
+    let mut fixed = PcgScratch::default();
+    let (once, complete, direct) = run(&stiff, &b, &mut fixed);
+    assert!(
+        complete && once <= 2,
+        "not adaptive: complete from the start"
+    );
+    assert_eq!(bits(&dv), bits(&direct));
+}
