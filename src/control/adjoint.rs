@@ -60,9 +60,8 @@
 //! and lift 2e-6; with frictionless body contact 9e-8; with Coulomb friction 1.6e-3
 //! (cosine 0.99999987; 2.2e-3 without the friction memory).
 use crate::forces::JacobianMode;
-use crate::linalg::pcg::{
-    constraint_forces, modified_pcg_with, Constraint, PcgScratch, PcgSettings,
-};
+use crate::linalg::constraint_forces::constraint_forces;
+use crate::linalg::pcg::{modified_pcg_with, Constraint, PcgScratch, PcgSettings};
 use crate::linalg::Preconditioner;
 use crate::model::ClothModel;
 use crate::pipeline::assemble::System;

@@ -7,7 +7,7 @@ use super::{integrators, stretch_measure, FrameStats, Integrator, Rejection, Sim
 use crate::collision::layers::NearbyCloth;
 use crate::collision::BodyContacts;
 use crate::forces::JacobianMode;
-use crate::linalg::pcg::constraint_forces;
+use crate::linalg::constraint_forces::constraint_forces;
 use crate::Vec3;
 use rayon::prelude::*;
 use std::time::Instant;

@@ -1,6 +1,6 @@
 //! Modified PCG (Baraff §5.3) and constraint forces (§5.4) against dense solves.
 use super::{dense, flat, spd_system, spring_system, unflat, Rng};
-use crate::linalg::pcg::constraint_forces;
+use crate::linalg::constraint_forces::constraint_forces;
 use crate::linalg::{
     modified_pcg_with, BlockCsr, Constraint, PcgScratch, PcgSettings, Preconditioner,
 };
