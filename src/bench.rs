@@ -190,7 +190,8 @@ pub fn default_params() -> SolverParams {
 
 /// [`default_params`] with overrides from the environment, so the benchmarks can compare
 /// settings without a rebuild: `DRAPE_BENCH_PRECONDITIONER` (`jacobi`, `gauss-seidel`,
-/// `ic0`, `cholesky` or `auto`), `DRAPE_BENCH_CG_TOLERANCE` (ε of the PCG) and `DRAPE_BENCH_MAX_STRETCH_CHANGE`
+/// `ic0`, `cholesky` or `auto`), `DRAPE_BENCH_CG_TOLERANCE` (ε of every PCG solve,
+/// deflated or not) and `DRAPE_BENCH_MAX_STRETCH_CHANGE`
 /// (the stretch-jump limit of a step). Unset or unparsable values keep the default.
 pub fn params_from_env() -> SolverParams {
     let mut p = default_params();
@@ -205,6 +206,7 @@ pub fn params_from_env() -> SolverParams {
     };
     if let Some(eps) = positive("DRAPE_BENCH_CG_TOLERANCE") {
         p.cg_tolerance = eps;
+        p.cg_deflated_tolerance = eps;
     }
     if let Some(on) = var("DRAPE_BENCH_DEFLATION").and_then(|s| s.parse().ok()) {
         p.cg_deflation = on;

@@ -32,7 +32,7 @@ pub mod schedule;
 mod stages;
 pub mod step_control;
 
-pub use params::{ForceModel, Integrator, SolverParams};
+pub use params::{ForceModel, Integrator, SolverParams, CONTROL_CG_TOLERANCE};
 pub use record::StepRecord;
 pub use schedule::StepSchedule;
 
@@ -461,8 +461,17 @@ impl Simulator {
     /// Assembles the step's system with Jacobians of `mode` and solves it into `dv`.
     fn solve(&mut self, h: f64, mode: JacobianMode) -> PcgResult {
         self.assemble_step(h, mode);
+        // Recorded and replayed runs (keyframe control) solve tightly: the objective must
+        // be a smooth function of the control forces, and a loose solve's stopping point
+        // moves in jumps with them.
+        let controlled = self.tape.is_some() || self.replay.is_some();
+        let tolerance = self.params.tolerance(self.system.matrix.n());
         let settings = PcgSettings {
-            tolerance: self.params.cg_tolerance,
+            tolerance: if controlled {
+                tolerance.min(CONTROL_CG_TOLERANCE)
+            } else {
+                tolerance
+            },
             max_iterations: self.params.cg_max_iterations,
             warm_start: self.params.cg_warm_start,
             deflation: self.params.deflates(self.system.matrix.n()),
@@ -470,7 +479,7 @@ impl Simulator {
         // Recorded and replayed runs (keyframe control) keep the fixed choice: the
         // adjoint reuses the forward solves' preconditioner, and a switch driven by
         // iteration counts would move with the control forces.
-        (self.pcg).adapt_auto(self.tape.is_none() && self.replay.is_none());
+        (self.pcg).adapt_auto(!controlled);
         modified_pcg_with(
             &self.system.matrix,
             &self.system.rhs,

@@ -82,6 +82,7 @@ fn perf_report() {
     params.cg_warm_start = env_or("DRAPE_PERF_WARM", false);
     params.cg_deflation = env_or("DRAPE_PERF_DEFLATION", params.cg_deflation);
     params.cg_tolerance = env_or("DRAPE_PERF_TOL", params.cg_tolerance);
+    params.cg_deflated_tolerance = env_or("DRAPE_PERF_TOL", params.cg_deflated_tolerance);
     let threads: usize = env_or("DRAPE_PERF_THREADS", 2);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
