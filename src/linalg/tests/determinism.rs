@@ -51,7 +51,7 @@ fn kernels_are_bit_identical_for_one_and_two_threads() {
         plan.gather_vector(&vrefs, &mut rhs);
         let mut ax = vec![Vec3::zeros(); n];
         a.mul_vec(&x, &mut ax);
-        // The scatter of the same elements, colour by colour.
+        // The scatter of the same elements, by particle ranges and colours.
         let mut scattered = BlockCsr::zeros(plan.pattern.clone());
         let mut scattered_rhs = vec![Vec3::zeros(); n];
         plan.scatter_begin(None, &mut scattered, &mut scattered_rhs);
@@ -61,6 +61,17 @@ fn kernels_are_bit_identical_for_one_and_two_threads() {
                 b.copy_from_slice(&blocks[s][e * k * k..][..k * k]);
                 v.copy_from_slice(&vectors[s][e * k..][..k]);
             });
+        }
+        // Two particle ranges of the scatter's split here (and their seam coloured): it
+        // sums in another order than the gathers, equal to rounding.
+        for (sc, ga) in scattered.values.iter().zip(&a.values) {
+            assert!(
+                (sc - ga).amax() <= 1e-12 * ga.amax().max(1.0),
+                "scatter {sc} gather {ga}"
+            );
+        }
+        for (sc, ga) in scattered_rhs.iter().zip(&rhs) {
+            assert!((sc - ga).amax() <= 1e-12 * ga.amax().max(1.0));
         }
         let scattered: Vec<u64> = (scattered.values.iter())
             .flat_map(|m| m.iter().map(|c| c.to_bits()))

@@ -164,8 +164,9 @@ fn assembly_report() {
     use crate::pipeline::assemble::System;
     use crate::Vec3;
     let reps: usize = env_or("DRAPE_PERF_ASSEMBLIES", 200);
+    let side: usize = env_or("DRAPE_PERF_SIDE", 51);
     let material = Material::default();
-    let (garment, _) = bench::drape_over_sphere(51);
+    let (garment, _) = bench::drape_over_sphere(side);
     let model = ClothModel::build(&garment, UvScale::Auto, material.density).expect("model");
     let (x, v) = bench::crumpled_state(&model.positions, 0.02);
     let y = vec![Vec3::zeros(); x.len()];
