@@ -69,14 +69,21 @@ use rayon::prelude::*;
 use std::sync::Arc;
 
 /// Fewest particles for which the simulator deflates its solves
-/// ([`SolverParams::deflates`](crate::pipeline::SolverParams::deflates)). Below it the
-/// coarse work of each iteration (two coarse solves, the products with `Ã Z`) costs about
-/// what the saved iterations do: back to back with undeflated IC(0), the 2,500-vertex
-/// sheet on a sphere took 54–57 → 60–65 ms/frame for 73.6 → 54.5 CG per step and the
-/// 2,601-particle fig.-1 drape 66 → 70 ms/frame for 55 → 47, while from 5,041 particles
-/// on every measured scene gains (two-corner sheet 162 → 120–153 ms/frame at 5,041, the
-/// 10,000-vertex sheet on a sphere 710–757 → 560–631).
-pub const MIN_PARTICLES: usize = 4000;
+/// ([`SolverParams::deflates`](crate::pipeline::SolverParams::deflates)), which then stop
+/// at the looser [`SolverParams::cg_deflated_tolerance`](crate::pipeline::SolverParams).
+/// Below it the coarse work of each step and iteration (the coarse factor, two coarse
+/// solves and the products with `Ã Z` per iteration) costs about what the saved
+/// iterations do. Measured with IC(0) (`linalg::tests::perf::perf_report`, 24 frames, 2
+/// threads, two runs each, undeflated at 1e-5 → deflated at 3e-3): at 1,296 particles
+/// the fig.-1 drape 52.7, 54.7 → 52.1, 50.8 ms/frame (41.2 → 9.5 CG per step) and the
+/// two-corner sheet 43.8, 42.5 → 42.5, 26.8 (37.6 → 5.4); at 2,601 the drape 119, 108 →
+/// 116, 94 (55.0 → 13.2) and the sheet 126, 91 → 70, 67 (80.9 → 10.8); the 2,500-vertex
+/// sheet falling on a sphere (`scripts/bench-vs-blender.sh`'s scene, 60 frames)
+/// 101, 103 → 75, 78 ms/frame (70.7 → 11.5 CG per solve, peak edge stretch 2.44 →
+/// 1.87%). At the old common tolerance 1e-5 deflation paid only from about 5,000
+/// particles (the 2,500-vertex sheet 54–57 → 60–65 ms/frame, the 2,601-particle drape
+/// 66 → 70), so this was 4,000 then.
+pub const MIN_PARTICLES: usize = 2000;
 
 /// Rings of neighbours grown around an aggregate's first particle.
 pub const RINGS: usize = 2;

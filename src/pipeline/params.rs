@@ -63,9 +63,9 @@ pub struct SolverParams {
     /// Relative tolerance ε of the modified PCG (Baraff §5.3: stop when δ ≤ ε² δ₀, δ in
     /// the block-Jacobi norm whatever the preconditioner, see [`crate::linalg::pcg`]).
     /// Default 1e-5. On the 2,601-particle two-corner sheet, deflated IC(0) (the default
-    /// from 4,000 particles on) ends 12 frames within 0.023 mm of a 1e-9 solve at 57.0 CG
+    /// from 2,000 particles on, at this tolerance then) ends 12 frames within 0.023 mm of a 1e-9 solve at 57.0 CG
     /// per step; 3e-5 within 0.056 mm at 47.9, 5e-5 0.135 mm at 44.4, 1e-4 0.36 mm at
-    /// 39.4, 1e-3 2.6 mm. Undeflated IC(0) (the default below 4,000 particles) drifted 0.116 mm at 1e-5 and 3.0 mm at 1e-4,
+    /// 39.4, 1e-3 2.6 mm. Undeflated IC(0) (the default below 2,000 particles) drifted 0.116 mm at 1e-5 and 3.0 mm at 1e-4,
     /// block Jacobi (the default before that) 0.10 mm at 1e-4: the coarse space solves
     /// the smooth modes, whose error a small residual hides, exactly. 3e-5 would keep the
     /// old accuracy for 16% fewer iterations per step, but the looser solves fail Baraff's
@@ -73,12 +73,14 @@ pub struct SolverParams {
     /// undeflated) 73.6 → 56.8 CG per step but 2.78 → 3.27 steps per frame (24 → 31
     /// rejections), no faster. So the default stays 1e-5 for the solves that are not
     /// deflated: an undeflated IC(0) solve stopped early leaves its error in the smooth
-    /// modes, and at 3e-3 the 2,500-particle two-corner sheet still crept 0.33 mm in its
-    /// ninth second (0.1 mm allowed, `tests/sheet_physics.rs`). Deflated solves stop at
-    /// [`SolverParams::cg_deflated_tolerance`]; [`SolverParams::tolerance`] picks.
+    /// modes, and at 3e-3 the 2,500-particle two-corner sheet, undeflated, still crept
+    /// 0.33 mm in its ninth second (0.1 mm allowed, `tests/sheet_physics.rs`). Deflated
+    /// solves stop at [`SolverParams::cg_deflated_tolerance`]; [`SolverParams::tolerance`]
+    /// picks.
     pub cg_tolerance: f64,
     /// Relative tolerance ε of the deflated solves ([`SolverParams::cg_deflation`], garments
-    /// of at least [`MIN_PARTICLES`](crate::linalg::deflation::MIN_PARTICLES) particles).
+    /// of at least [`MIN_PARTICLES`](crate::linalg::deflation::MIN_PARTICLES) particles;
+    /// its doc has the figures at 1,296–2,601 particles).
     /// Default 3e-3. The coarse space solves the
     /// smooth, mesh-wide modes exactly at every iteration, so what a looser stop leaves
     /// is local and the next steps solve it: the 4,900-particle two-corner sheet settles
@@ -116,7 +118,9 @@ pub struct SolverParams {
     /// a sphere (60 frames) 194 → 85 CG per step, 710–757 → 560–631 ms/frame; the
     /// 2,500-vertex one 73.6 → 54.5 CG per step but 54–57 → 60–65 ms/frame, and the
     /// fig.-1 drape (2,601) 55 → 47 CG per step, 66 → 70 ms/frame: there the coarse work
-    /// of every iteration outweighs the iterations saved, hence the threshold.
+    /// of every iteration outweighed the iterations saved at 1e-5. Since deflated solves
+    /// stop at [`SolverParams::cg_deflated_tolerance`] they pay from about 2,000
+    /// particles (the threshold's doc).
     pub cg_deflation: bool,
     /// Iteration cap of one PCG solve. Default 5000; a solve that hits it rejects the step
     /// (retried at half the size, where the system is better conditioned).
