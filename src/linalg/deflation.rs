@@ -80,7 +80,11 @@ use std::sync::Arc;
 /// 116, 94 (55.0 → 13.2) and the sheet 126, 91 → 70, 67 (80.9 → 10.8); the 2,500-vertex
 /// sheet falling on a sphere (`scripts/bench-vs-blender.sh`'s scene, 60 frames)
 /// 101, 103 → 75, 78 ms/frame (70.7 → 11.5 CG per solve, peak edge stretch 2.44 →
-/// 1.87%). At the old common tolerance 1e-5 deflation paid only from about 5,000
+/// 1.87%). That sheet then rests at 4 steps per frame instead of 2 (4.12 against 2.62
+/// over the run, 17 against 24 rejections): its growth to 1/48 s fails Baraff's stretch
+/// check next to its body contacts, and solving those steps again to 1e-5 does not save
+/// them (the state differs, not the solve); measured again back to back with the
+/// undeflated code, 78.6, 97.4 → 82.7, 82.7 ms/frame. At the old common tolerance 1e-5 deflation paid only from about 5,000
 /// particles (the 2,500-vertex sheet 54–57 → 60–65 ms/frame, the 2,601-particle drape
 /// 66 → 70), so this was 4,000 then.
 pub const MIN_PARTICLES: usize = 2000;
