@@ -201,9 +201,8 @@ mod tests {
         assert!(seen.iter().all(|&s| s), "an element has no colour");
     }
 
-    #[test]
-    fn a_triangle_grid_needs_few_colours_and_no_colour_shares_a_particle() {
-        let side = 30;
+    /// The triangles of a `side × side` particle grid, two per cell (flattened corners).
+    fn grid_triangles(side: usize) -> Vec<usize> {
         let mut nodes = Vec::new();
         for y in 0..side - 1 {
             for x in 0..side - 1 {
@@ -212,6 +211,13 @@ mod tests {
                 nodes.extend([i + 1, i + side + 1, i + side]);
             }
         }
+        nodes
+    }
+
+    #[test]
+    fn a_triangle_grid_needs_few_colours_and_no_colour_shares_a_particle() {
+        let side = 30;
+        let nodes = grid_triangles(side);
         let c = Colouring::greedy(side * side, 3, &nodes);
         check(side * side, 3, &nodes, &c);
         // Each triangle shares a particle with 12 others on this grid.
@@ -303,14 +309,7 @@ mod tests {
     #[test]
     fn a_grid_splits_into_row_bands_with_few_elements_between_them() {
         let side = 100;
-        let mut nodes = Vec::new();
-        for y in 0..side - 1 {
-            for x in 0..side - 1 {
-                let i = y * side + x;
-                nodes.extend([i, i + 1, i + side]);
-                nodes.extend([i + 1, i + side + 1, i + side]);
-            }
-        }
+        let nodes = grid_triangles(side);
         let b = Blocked::new(side * side, 3, &nodes);
         check_split(side * side, 3, &nodes, &b);
         assert_eq!(b.blocks(), side * side / BLOCK_PARTICLES);

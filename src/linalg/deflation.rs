@@ -84,9 +84,9 @@ use std::sync::Arc;
 /// over the run, 17 against 24 rejections): its growth to 1/48 s fails Baraff's stretch
 /// check next to its body contacts, and solving those steps again to 1e-5 does not save
 /// them (the state differs, not the solve); measured again back to back with the
-/// undeflated code, 78.6, 97.4 → 82.7, 82.7 ms/frame. At the old common tolerance 1e-5 deflation paid only from about 5,000
-/// particles (the 2,500-vertex sheet 54–57 → 60–65 ms/frame, the 2,601-particle drape
-/// 66 → 70), so this was 4,000 then.
+/// undeflated code, 78.6, 97.4 → 82.7, 82.7 ms/frame. At the old common tolerance 1e-5
+/// deflation paid only from about 5,000 particles (the 2,500-vertex sheet 54–57 → 60–65
+/// ms/frame, the 2,601-particle drape 66 → 70), so this was 4,000 then.
 pub const MIN_PARTICLES: usize = 2000;
 
 /// Rings of neighbours grown around an aggregate's first particle.

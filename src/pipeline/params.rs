@@ -60,34 +60,33 @@ pub struct SolverParams {
     /// Smallest time step (s) the adaptive control may reach before the simulation is
     /// declared failed (exit 3). Default 1e-5 s.
     pub min_step: f64,
-    /// Relative tolerance ε of the modified PCG (Baraff §5.3: stop when δ ≤ ε² δ₀, δ in
-    /// the block-Jacobi norm whatever the preconditioner, see [`crate::linalg::pcg`]).
-    /// Default 1e-5. On the 2,601-particle two-corner sheet, deflated IC(0) (the default
-    /// from 2,000 particles on, at this tolerance then) ends 12 frames within 0.023 mm of a 1e-9 solve at 57.0 CG
-    /// per step; 3e-5 within 0.056 mm at 47.9, 5e-5 0.135 mm at 44.4, 1e-4 0.36 mm at
-    /// 39.4, 1e-3 2.6 mm. Undeflated IC(0) (the default below 2,000 particles) drifted 0.116 mm at 1e-5 and 3.0 mm at 1e-4,
-    /// block Jacobi (the default before that) 0.10 mm at 1e-4: the coarse space solves
-    /// the smooth modes, whose error a small residual hides, exactly. 3e-5 would keep the
-    /// old accuracy for 16% fewer iterations per step, but the looser solves fail Baraff's
-    /// stretch check more often: on the 2,500-vertex sheet resting on a sphere (60 frames,
-    /// undeflated) 73.6 → 56.8 CG per step but 2.78 → 3.27 steps per frame (24 → 31
-    /// rejections), no faster. So the default stays 1e-5 for the solves that are not
-    /// deflated: an undeflated IC(0) solve stopped early leaves its error in the smooth
-    /// modes, and at 3e-3 the 2,500-particle two-corner sheet, undeflated, still crept
-    /// 0.33 mm in its ninth second (0.1 mm allowed, `tests/sheet_physics.rs`). Deflated
-    /// solves stop at [`SolverParams::cg_deflated_tolerance`]; [`SolverParams::tolerance`]
-    /// picks.
+    /// Relative tolerance ε of the modified PCG (Baraff §5.3: stop when δ ≤ ε² δ₀, δ in the
+    /// block-Jacobi norm whatever the preconditioner, see [`crate::linalg::pcg`]). Default
+    /// 1e-5. On the 2,601-particle two-corner sheet, deflated IC(0) (measured when deflated
+    /// solves used this tolerance too) ends 12 frames within 0.023 mm of a 1e-9 solve at
+    /// 57.0 CG per step; 3e-5 within 0.056 mm at 47.9, 5e-5 0.135 mm at 44.4, 1e-4 0.36 mm
+    /// at 39.4, 1e-3 2.6 mm. Undeflated IC(0) (the default below 2,000 particles) drifted
+    /// 0.116 mm at 1e-5 and 3.0 mm at 1e-4, block Jacobi (the default before that) 0.10 mm
+    /// at 1e-4: the coarse space solves the smooth modes, whose error a small residual
+    /// hides, exactly. 3e-5 would keep the old accuracy for 16% fewer iterations per step,
+    /// but the looser solves fail Baraff's stretch check more often: on the 2,500-vertex
+    /// sheet resting on a sphere (60 frames, undeflated) 73.6 → 56.8 CG per step but 2.78 →
+    /// 3.27 steps per frame (24 → 31 rejections), no faster. So the default stays 1e-5 for
+    /// the solves that are not deflated: an undeflated IC(0) solve stopped early leaves its
+    /// error in the smooth modes, and at 3e-3 the 2,500-particle two-corner sheet,
+    /// undeflated, still crept 0.33 mm in its ninth second (0.1 mm allowed,
+    /// `tests/sheet_physics.rs`). Deflated solves stop at
+    /// [`SolverParams::cg_deflated_tolerance`]; [`SolverParams::tolerance`] picks.
     pub cg_tolerance: f64,
-    /// Relative tolerance ε of the deflated solves ([`SolverParams::cg_deflation`], garments
-    /// of at least [`MIN_PARTICLES`](crate::linalg::deflation::MIN_PARTICLES) particles;
-    /// its doc has the figures at 1,296–2,601 particles).
-    /// Default 3e-3. The coarse space solves the
-    /// smooth, mesh-wide modes exactly at every iteration, so what a looser stop leaves
-    /// is local and the next steps solve it: the 4,900-particle two-corner sheet settles
-    /// as still at 3e-3 as at 1e-5 (0.028 against 0.026 mm moved in its ninth second,
-    /// the same 1.71% peak strain and 256 steps) for 2.4× fewer CG iterations and 1.7×
-    /// less time. Recorded and replayed runs of keyframe control solve to at most
-    /// [`CONTROL_CG_TOLERANCE`] whatever this says.
+    /// Relative tolerance ε of the deflated solves ([`SolverParams::cg_deflation`],
+    /// garments of at least [`MIN_PARTICLES`](crate::linalg::deflation::MIN_PARTICLES)
+    /// particles; its doc has the figures at 1,296–2,601 particles). Default 3e-3. The
+    /// coarse space solves the smooth, mesh-wide modes exactly at every iteration, so what
+    /// a looser stop leaves is local and the next steps solve it: the 4,900-particle
+    /// two-corner sheet settles as still at 3e-3 as at 1e-5 (0.028 against 0.026 mm moved
+    /// in its ninth second, the same 1.71% peak strain and 256 steps) for 2.4× fewer CG
+    /// iterations and 1.7× less time. Recorded and replayed runs of keyframe control solve
+    /// to at most [`CONTROL_CG_TOLERANCE`] whatever this says.
     ///
     /// The 10,000-vertex sheet falling onto a sphere (`scripts/bench-vs-blender.sh`'s
     /// scene, first 30 frames; max edge stretch over the run; no penetration in any):
