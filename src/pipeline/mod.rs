@@ -107,6 +107,10 @@ pub struct Simulator {
     bodies: Vec<BodyState>,
     contacts: BodyContacts,
     impulses: Vec<Vec3>,
+    /// Each particle's acceleration over the last accepted step, `(v₁ − v₀)/h` (gravity
+    /// before the first): whether it would carry a particle into a body decides a new
+    /// contact ([`BodyContacts::detect`]).
+    accel: Vec<Vec3>,
     self_collision: Option<SelfCollision>,
     /// Seconds of cloth–solid and cloth–cloth collision work not yet reported.
     collision_time: [f64; 2],
@@ -161,6 +165,7 @@ impl Simulator {
             params.max_grow_wait,
         );
         let x = model.positions.clone();
+        let gravity = params.gravity;
         let self_collision = params.self_collision.then(|| {
             let mean_edge = mean_rest_edge(&model);
             SelfCollision::new(&model, material.thickness.min(0.25 * mean_edge))
@@ -182,6 +187,7 @@ impl Simulator {
             bodies: Vec::new(),
             contacts: BodyContacts::default(),
             impulses: Vec::new(),
+            accel: vec![gravity; n],
             self_collision,
             collision_time: [0.0; 2],
             held: Vec::new(),

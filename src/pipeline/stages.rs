@@ -197,6 +197,7 @@ impl Simulator {
             &layers,
             h,
             self.params.gravity,
+            Some(&self.accel),
         );
         self.contacts
             .constrain(&self.v, &mut self.constraints, &mut self.y);
@@ -327,11 +328,17 @@ impl Simulator {
             }
         }
         match v_new {
-            Some(v) => self.v = v,
+            Some(v) => {
+                for ((a, v0), v1) in self.accel.iter_mut().zip(&self.v).zip(&v) {
+                    *a = (v1 - v0) / h;
+                }
+                self.v = v;
+            }
             // Pinned particles: Δv = z exactly (S = 0), so a pin at rest keeps v = 0 exactly.
             None => {
-                for (v, dv) in self.v.iter_mut().zip(&self.dv) {
+                for ((v, a), dv) in self.v.iter_mut().zip(&mut self.accel).zip(&self.dv) {
                     *v += dv;
+                    *a = dv / h;
                 }
             }
         }

@@ -1,0 +1,205 @@
+//! Tests of body contact detection, constraints and friction ([`super`]).
+use super::*;
+use crate::collision::self_contact::Repulsion;
+
+fn sliding_contact(normal: Vec3, friction_dir: Vec3) -> BodyContacts {
+    let c = Contact {
+        particle: 0,
+        body: 0,
+        normal,
+        body_velocity: Vec3::new(0.3, -0.2, 0.1),
+        y: Vec3::zeros(),
+        stuck: false,
+        friction: 0.4,
+    };
+    BodyContacts {
+        memory: vec![Some(Memory {
+            body: 0,
+            normal_force: 2.5,
+            stuck: false,
+            released: false,
+            friction_dir,
+        })],
+        contacts: vec![c],
+    }
+}
+
+#[test]
+fn a_released_particle_resting_on_the_surface_comes_back_unless_cloth_lies_under_it() {
+    let sphere = crate::fixtures::bodies::sphere(Vec3::zeros(), 0.35, 24, 48);
+    let tau = 0.004;
+    let bodies = [BodyState::new(&sphere, tau, 0.3).unwrap()];
+    let (g, h) = (Vec3::new(0.0, -9.81, 0.0), 1.0 / 48.0);
+    // Falling onto the top of the sphere: a contact, altered onto the surface.
+    let mut x = vec![Vec3::new(0.02, 0.36, 0.01)];
+    let v = vec![Vec3::new(0.0, -0.5, 0.0)];
+    let mut contacts = BodyContacts::default();
+    contacts.detect(&bodies, &x, &v, &[false], &NearbyCloth::none(), h, g, None);
+    assert_eq!(contacts.contacts.len(), 1);
+    let (mut constraints, mut y) = (Vec::new(), vec![Vec3::zeros()]);
+    contacts.constrain(&v, &mut constraints, &mut y);
+    let n = contacts.contacts[0].normal;
+    // Its constraint force pulled it toward the body: released. It then lifted 0.2 mm
+    // and came to rest.
+    let rest = vec![Vec3::zeros()];
+    contacts.remember(&[-1e-3 * n], &rest, h);
+    x[0] += y[0];
+    let on_surface = x.clone();
+    x[0] += 2e-4 * n;
+    let detect = |x: &[Vec3], layered: bool| {
+        let mut c = contacts.clone();
+        let springs = [Repulsion {
+            nodes: [0, 1, 2, 3],
+            gamma: [1.0, -0.2, -0.3, -0.5],
+            normal: n,
+            point_triangle: true,
+        }];
+        let layers = NearbyCloth::new(4, if layered { &springs } else { &[] });
+        c.detect(&bodies, x, &rest, &[false], &layers, h, g, None);
+        c.contacts.len()
+    };
+    // Nothing under it: gravity brings it back onto the surface.
+    assert_eq!(detect(&x, false), 1);
+    // Cloth under it: only its own momentum would, and it has none.
+    assert_eq!(detect(&x, true), 0);
+    // Still lying at the body's thickness, it rests on the body whatever lies near:
+    // it comes back too (else it falls below that thickness, into the plane of cloth
+    // lying there, see `ON_BODY`).
+    assert_eq!(detect(&on_surface, true), 1);
+    assert_eq!(detect(&on_surface, false), 1);
+}
+
+#[test]
+fn a_particle_over_cloth_is_pushed_out_but_never_pulled_down_onto_the_body() {
+    let floor = crate::fixtures::bodies::inclined_plane(Vec3::zeros(), 2.0, 0.0, 4);
+    let tau = 0.004;
+    let bodies = [BodyState::new(&floor, tau, 0.3).unwrap()];
+    let (g, h) = (Vec3::new(0.0, -9.81, 0.0), 1.0 / 48.0);
+    // Particle 0 lies 1.5 τ above the floor, on particle 1's layer at τ; particle 2
+    // went 1 mm into the floor under cloth (particle 3 over it, a spring from above).
+    let x = vec![
+        Vec3::new(0.1, 1.5 * tau, 0.1),
+        Vec3::new(0.1, tau, 0.1),
+        Vec3::new(0.3, -0.001, 0.2),
+        Vec3::new(0.3, 0.002, 0.2),
+    ];
+    let v = vec![Vec3::new(0.0, -0.1, 0.0); 4];
+    let spring = |top: usize, bottom: usize| Repulsion {
+        nodes: [top, bottom, bottom, bottom],
+        gamma: [1.0, -1.0, 0.0, 0.0],
+        normal: Vec3::y(),
+        point_triangle: true,
+    };
+    let alterations = |layers: &NearbyCloth| {
+        let mut c = BodyContacts::default();
+        c.detect(
+            &bodies,
+            &x,
+            &v,
+            &[false, false, false, true],
+            layers,
+            h,
+            g,
+            None,
+        );
+        let (mut constraints, mut y) = (Vec::new(), vec![Vec3::zeros(); 4]);
+        c.constrain(&v, &mut constraints, &mut y);
+        assert_eq!(constraints.len(), 3, "particles 0–2 touch the floor");
+        y.iter().map(|y| y.y).collect::<Vec<_>>()
+    };
+    let alone = alterations(&NearbyCloth::none());
+    let piled = alterations(&NearbyCloth::new(4, &[spring(0, 1), spring(3, 2)]));
+    // Without layers: all altered to τ, particle 0 pulled down 2 mm into particle 1's
+    // plane.
+    for (y, x) in alone.iter().zip(&x).take(3) {
+        assert!((x.y + y - tau).abs() < 1e-12);
+    }
+    // With layers: particle 0 rests on the layer under it; the others as before
+    // (particle 2 has cloth above it, not under it, and is pushed out to τ).
+    assert_eq!(piled[0], 0.0);
+    assert_eq!(piled[1..3], alone[1..3]);
+}
+
+#[test]
+fn sliding_friction_jacobian_matches_finite_differences() {
+    let n = Vec3::new(0.2, 1.0, -0.3).normalize();
+    let contacts = sliding_contact(n, Vec3::zeros());
+    let force = |v: Vec3| contacts.friction_terms(&[v])[0].2;
+    for v in [
+        Vec3::new(1.0, 0.5, -0.7),
+        Vec3::new(-0.02, 0.3, 0.05),
+        Vec3::new(0.31, 2.0, 0.2),
+    ] {
+        let (_, k, f) = contacts.friction_terms(&[v])[0];
+        let bv = contacts.contacts[0].body_velocity;
+        let vt = (Mat3::identity() - n * n.transpose()) * (v - bv);
+        // Coulomb: magnitude μN, against the slip, tangential.
+        assert!((f.norm() - 0.4 * 2.5).abs() < 1e-12);
+        assert!(f.dot(&vt) < 0.0 && f.dot(&n).abs() < 1e-12);
+        let eps = 1e-6;
+        let mut fd = Mat3::zeros();
+        for j in 0..3 {
+            let mut e = Vec3::zeros();
+            e[j] = eps;
+            let col = (force(v + e) - force(v - e)) / (2.0 * eps);
+            fd.set_column(j, &col);
+        }
+        // K = −∂f/∂v.
+        let err = (k + fd).amax() / k.amax();
+        assert!(err < 1e-6, "relative error {err}");
+        assert!((k - k.transpose()).amax() < 1e-12);
+        assert!(
+            k.symmetric_eigenvalues().min() > -1e-12,
+            "K is positive semi-definite"
+        );
+    }
+}
+
+#[test]
+fn friction_at_rest_acts_along_the_broken_static_force_with_coulomb_magnitude() {
+    let n = Vec3::y();
+    let dir = Vec3::new(-1.0, 0.0, 0.0);
+    let contacts = sliding_contact(n, dir);
+    let v = contacts.contacts[0].body_velocity; // no slip
+    let (_, k, f) = contacts.friction_terms(&[v])[0];
+    assert_eq!(k, Mat3::zeros());
+    assert!((f - 1.0 * dir).norm() < 1e-12, "{f}");
+}
+
+#[test]
+fn a_particle_held_above_the_body_by_its_cloth_is_not_pulled_down_onto_it() {
+    let floor = crate::fixtures::bodies::inclined_plane(Vec3::zeros(), 2.0, 0.0, 4);
+    let tau = 0.004;
+    let bodies = [BodyState::new(&floor, tau, 0.3).unwrap()];
+    let (g, h) = (Vec3::new(0.0, -9.81, 0.0), 1.0 / 48.0);
+    // 2.6 mm above the thickness: gravity alone (h² g = 4.3 mm) would carry it into it.
+    let x = vec![Vec3::new(0.1, tau + 0.0026, 0.1)];
+    let contacts = |v: Vec3, accel: Option<Vec3>, layers: &NearbyCloth| {
+        let mut c = BodyContacts::default();
+        let accel = accel.map(|a| vec![a]);
+        c.detect(&bodies, &x, &[v], &[false], layers, h, g, accel.as_deref());
+        c.contacts.len()
+    };
+    let none = NearbyCloth::none();
+    // Before any step, and falling freely in the last one: a contact, as before.
+    assert_eq!(contacts(Vec3::zeros(), None, &none), 1);
+    assert_eq!(contacts(Vec3::zeros(), Some(g), &none), 1);
+    // At rest, held up by its neighbours (no acceleration last step): none.
+    assert_eq!(contacts(Vec3::zeros(), Some(Vec3::zeros()), &none), 0);
+    // Decelerated hard last step (an impact beside it): the acceleration counts only up
+    // to g's size, 4.3 mm of lift against 2.6 mm of gap: still none.
+    assert_eq!(contacts(Vec3::zeros(), Some(-30.0 * g), &none), 0);
+    // Moving onto the body by more than half the thickness this step: landing, so
+    // gravity decides whatever the last acceleration.
+    let landing = Vec3::new(0.0, -0.2, 0.0);
+    assert_eq!(contacts(landing, Some(-g), &none), 1);
+    // Cloth near it: gravity decides too (see `BodyContacts::detect`).
+    let spring = [Repulsion {
+        nodes: [0, 1, 2, 3],
+        gamma: [1.0, -0.2, -0.3, -0.5],
+        normal: Vec3::y(),
+        point_triangle: true,
+    }];
+    let layered = NearbyCloth::new(4, &spring);
+    assert_eq!(contacts(Vec3::zeros(), Some(Vec3::zeros()), &layered), 1);
+}
