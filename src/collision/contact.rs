@@ -137,7 +137,7 @@ impl BodyContacts {
     /// steps per frame; now 2). The acceleration counts only up to `|g|` (an impact beside
     /// the particle decelerates it far more, and its landing would be missed), and not for
     /// a particle landing (its velocity carries it more than half the thickness toward the
-    /// body in the step: missing the last frames of a fall stretched the 10,000-vertex
+    /// body in the step: missing the last millimetres of a fall stretched the 10,000-vertex
     /// sheet 5.5% at its impact). With cloth near the particle gravity alone still
     /// decides (an upper layer lying on a lower one is held by it, and left off the body
     /// it passed through it in the floor pile-up of tests/self_collision.rs).
