@@ -119,45 +119,35 @@ pub fn bend_condition(x: &[Vec3; 4], rest_angle: f64) -> ConditionEval<4, 1> {
         g3,
     ];
 
-    // ℓ ∂q/∂n, folded with the ℓ factor of ∂g/∂x.
-    let pa = (Mat3::identity() - 2.0 * qa * na.transpose()) * (len / na2);
-    let pb = (Mat3::identity() - 2.0 * qb * nb.transpose()) * (len / nb2);
-    let zero = Mat3::zeros();
-    let dna = [
-        e.cross_matrix(),
-        (x[2] - x[0]).cross_matrix(),
-        -(x[1] - x[0]).cross_matrix(),
-        zero,
-    ];
-    let dnb = [
-        zero,
-        -(x[2] - x[3]).cross_matrix(),
-        (x[1] - x[3]).cross_matrix(),
-        -e.cross_matrix(),
-    ];
+    // ℓ ∂q_A/∂x_b = ℓ P_A [a_b]× with ∂n_A/∂x_b = [a_b]×, and P_A [a]× =
+    // ([a]× − 2 q_A (n_A × a)ᵀ)/‖n_A‖² (as n_Aᵀ[a]× = (n_A × a)ᵀ): a cross-product matrix
+    // and a rank-one term, so ∂g0/∂x_b = −s_A [a_b]× + q_A w_bᵀ with s_A = ℓ/‖n_A‖² and
+    // w_b = 2 s_A (n_A × a_b) − ∂ℓ/∂x_b (likewise for B). ∂n_A/∂x3 = ∂n_B/∂x0 = 0 and
+    // ∂ℓ/∂x0 = ∂ℓ/∂x3 = 0: the wings do not couple (blocks (0, 3) and (3, 0) are zero).
+    let (sa, sb) = (len / na2, len / nb2);
+    let da = [e, x[2] - x[0], x[0] - x[1], Vec3::zeros()];
+    let db = [Vec3::zeros(), x[3] - x[2], x[1] - x[3], -e];
     let dl = [Vec3::zeros(), eh, -eh, Vec3::zeros()];
-    let dta = [
-        e / len2,
-        (r0 - 2.0 * ta * e) / len2,
-        (2.0 * ta * e - e - r0) / len2,
-        Vec3::zeros(),
-    ];
-    let dtb = [
-        Vec3::zeros(),
-        (r3 - 2.0 * tb * e) / len2,
-        (2.0 * tb * e - e - r3) / len2,
-        e / len2,
-    ];
+    let wing = |s: f64, n: &Vec3, q: &Vec3, a: &Vec3, dl: &Vec3| -> Mat3 {
+        let w = (2.0 * s) * n.cross(a) - dl;
+        q * w.transpose() - s * a.cross_matrix()
+    };
     let d2c = &mut eval.d2c[0];
-    for b in 0..4 {
-        let h0 = -(qa * dl[b].transpose() + pa * dna[b]);
-        let h3 = -(qb * dl[b].transpose() + pb * dnb[b]);
-        let h1 = -(g0 * dta[b].transpose() + ta * h0 + g3 * dtb[b].transpose() + tb * h3);
-        d2c[0][b] = h0;
-        d2c[1][b] = h1;
-        d2c[2][b] = -(h0 + h1 + h3);
-        d2c[3][b] = h3;
+    for b in 0..3 {
+        d2c[0][b] = wing(sa, &na, &qa, &da[b], &dl[b]);
+        d2c[3][b + 1] = wing(sb, &nb, &qb, &db[b + 1], &dl[b + 1]);
     }
+    // Row 1 at columns 1 and 2; columns 0 and 3 by symmetry (a Hessian).
+    let dta = [(r0 - 2.0 * ta * e) / len2, (2.0 * ta * e - e - r0) / len2];
+    let dtb = [(r3 - 2.0 * tb * e) / len2, (2.0 * tb * e - e - r3) / len2];
+    for (k, b) in [1, 2].into_iter().enumerate() {
+        d2c[1][b] =
+            -(g0 * dta[k].transpose() + ta * d2c[0][b] + g3 * dtb[k].transpose() + tb * d2c[3][b]);
+    }
+    d2c[1][0] = d2c[0][1].transpose();
+    d2c[1][3] = d2c[3][1].transpose();
+    // Row 2 by translation invariance: the rows of each column sum to zero.
+    d2c[2] = std::array::from_fn(|b| -(d2c[0][b] + d2c[1][b] + d2c[3][b]));
     eval
 }
 

