@@ -313,10 +313,13 @@ impl Bvh {
             let node = &self.nodes[n];
             &self.items[node.first..node.first + node.count]
         };
+        // The overlapping pairs are gathered first, without a branch per box test (most of
+        // them fail, unpredictably), and tested after, in the same order.
+        let mut found = [(0usize, 0usize); LEAF_SIZE * LEAF_SIZE];
+        let mut count = 0;
         let mut check = |(bi, i): &(Aabb, usize), (bj, j): &(Aabb, usize)| {
-            if bi.overlaps(bj) {
-                out.extend(test(*i.min(j), *i.max(j)));
-            }
+            found[count] = (*i.min(j), *i.max(j));
+            count += usize::from(bi.overlaps(bj));
         };
         match t {
             PairTask::Within(n) => {
@@ -334,6 +337,9 @@ impl Bvh {
                     }
                 }
             }
+        }
+        for &(i, j) in &found[..count] {
+            out.extend(test(i, j));
         }
     }
 }

@@ -113,6 +113,43 @@ impl BlockPattern {
         self.col.len()
     }
 
+    /// The union of this pattern and `other` (same `n`), row by row a merge of sorted
+    /// columns, and where each of this pattern's slots went in it (`moved[k]` is the new
+    /// slot of old slot `k`). Equal to [`BlockPattern::from_elements`] of both patterns'
+    /// elements together, in O(nnz).
+    ///
+    /// # Panics
+    /// If the sizes differ.
+    pub fn union(&self, other: &BlockPattern) -> (BlockPattern, Vec<usize>) {
+        assert_eq!(self.n, other.n, "union of patterns of different sizes");
+        let mut row_ptr = Vec::with_capacity(self.n + 1);
+        let mut col = Vec::with_capacity(self.nnz() + other.nnz());
+        let mut moved = Vec::with_capacity(self.nnz());
+        row_ptr.push(0);
+        for i in 0..self.n {
+            let (mut a, b) = (self.row(i).iter().peekable(), other.row(i));
+            for &j in b {
+                while let Some(&&c) = a.peek().filter(|&&&c| c < j) {
+                    moved.push(col.len());
+                    col.push(c);
+                    a.next();
+                }
+                if a.peek() == Some(&&j) {
+                    moved.push(col.len());
+                    a.next();
+                }
+                col.push(j);
+            }
+            for &c in a {
+                moved.push(col.len());
+                col.push(c);
+            }
+            row_ptr.push(col.len());
+        }
+        let n = self.n;
+        (BlockPattern { n, row_ptr, col }, moved)
+    }
+
     /// The block columns stored in row `i` (sorted), empty if `i ≥ n`.
     pub fn row(&self, i: usize) -> &[usize] {
         if i >= self.n {
@@ -161,6 +198,32 @@ mod tests {
         }
         assert_eq!(p.slot(n, 0), None);
         assert_eq!(p.nnz(), expected.iter().map(|s| s.len()).sum::<usize>());
+    }
+
+    #[test]
+    fn union_is_the_pattern_of_both_element_lists_and_maps_the_old_slots() {
+        let n = 40;
+        // Two pseudo-random element lists (a mesh-like one and a sparse far one).
+        let first: Vec<Vec<usize>> = (0..30).map(|e| vec![e, e + 1, (e * 7 + 3) % n]).collect();
+        let second: Vec<Vec<usize>> = (0..9)
+            .map(|e| vec![(e * 13) % n, (e * 5 + 11) % n, (e * 3 + 29) % n, 39 - e])
+            .collect();
+        let a = BlockPattern::from_elements(n, first.iter().map(|e| e.as_slice()));
+        let b = BlockPattern::from_elements(n, second.iter().map(|e| e.as_slice()));
+        let (u, moved) = a.union(&b);
+        let want =
+            BlockPattern::from_elements(n, first.iter().chain(&second).map(|e| e.as_slice()));
+        assert_eq!(u, want);
+        assert!(u.nnz() > a.nnz() && u.nnz() > b.nnz(), "both add couplings");
+        assert_eq!(moved.len(), a.nnz());
+        let rows = (0..n).flat_map(|i| (a.row_ptr[i]..a.row_ptr[i + 1]).map(move |_| i));
+        for ((k, &m), i) in moved.iter().enumerate().zip(rows) {
+            assert_eq!(Some(m), u.slot(i, a.col[k]), "slot {k} of row {i}");
+        }
+        // With itself: the same pattern, every slot in place.
+        let (same, moved) = a.union(&a);
+        assert_eq!(same, a);
+        assert!(moved.iter().enumerate().all(|(k, &m)| k == m));
     }
 
     #[test]

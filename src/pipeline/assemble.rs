@@ -44,9 +44,9 @@ use coefficients::Coefficients;
 pub struct System {
     force_model: ForceModel,
     plan: AssemblyPlan,
-    /// Element sets of the topology (triangles, hinges), kept to rebuild the plan when the
-    /// self-contact set changes.
-    base_sets: [ElementSet; 2],
+    /// The plan of the topology's element sets (triangles, hinges), which the plan of a
+    /// step with self-contact springs extends ([`AssemblyPlan::extended`]).
+    base_plan: AssemblyPlan,
     repulsions: Vec<Repulsion>,
     /// Repulsion distance, stiffness and damping of self-contacts.
     repulsion_params: (f64, f64, f64),
@@ -100,15 +100,14 @@ impl System {
         };
         let arity = second.arity;
         let nh = second.count();
-        let base_sets = [triangles, second];
-        let plan = AssemblyPlan::new(n, &base_sets);
+        let plan = AssemblyPlan::new(n, &[triangles, second]);
         let matrix = BlockCsr::zeros(plan.pattern.clone());
         let nt = model.triangles.len();
         System {
             force_model,
             coefficients,
+            base_plan: plan.clone(),
             plan,
-            base_sets,
             repulsions: Vec::new(),
             repulsion_params: (0.0, material.stretch, material.stretch_damping),
             repulsion_rhs: Vec::new(),
@@ -488,7 +487,7 @@ impl ScatterSink<'_> {
 impl System {
     /// Sets this step's self-contact springs (Baraff §6) with repulsion distance `d` (m);
     /// rebuilds the sparsity pattern and gather plan only when the coupled particles change.
-    pub fn set_repulsions(&mut self, n: usize, repulsions: Vec<Repulsion>, d: f64) {
+    pub fn set_repulsions(&mut self, repulsions: Vec<Repulsion>, d: f64) {
         self.repulsion_params.0 = d;
         let old: Vec<[usize; 4]> = self.repulsions.iter().map(|r| r.nodes).collect();
         let new: Vec<[usize; 4]> = repulsions.iter().map(|r| r.nodes).collect();
@@ -498,14 +497,14 @@ impl System {
         if old == new {
             return;
         }
-        let mut sets = self.base_sets.to_vec();
-        if !new.is_empty() {
-            sets.push(ElementSet {
+        self.plan = if new.is_empty() {
+            self.base_plan.clone()
+        } else {
+            self.base_plan.extended(&ElementSet {
                 arity: 4,
                 nodes: new.iter().flatten().copied().collect(),
-            });
-        }
-        self.plan = AssemblyPlan::new(n, &sets);
+            })
+        };
         self.matrix = BlockCsr::zeros(self.plan.pattern.clone());
     }
 

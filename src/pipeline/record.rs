@@ -92,8 +92,7 @@ impl StepRecord {
     /// Rebuilds `system` (a copy of the simulator's, [`super::Simulator::system`]) to the
     /// matrix and right side this step solved, bit for bit.
     pub fn rebuild(&self, system: &mut System, model: &ClothModel, params: &SolverParams) {
-        let n = self.x.len();
-        system.set_repulsions(n, self.repulsions.clone(), self.repulsion_distance);
+        system.set_repulsions(self.repulsions.clone(), self.repulsion_distance);
         let y = self.y_dense();
         let (g, wind) = (params.gravity, params.wind);
         system.assemble(model, &self.x, &self.v, &y, self.h, g, wind, self.mode);

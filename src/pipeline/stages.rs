@@ -151,7 +151,7 @@ impl Simulator {
             alterations = found;
             stats.self_contacts = stats.self_contacts.max(repulsions.len());
             let d = sc.distance;
-            self.system.set_repulsions(self.x.len(), repulsions, d);
+            self.system.set_repulsions(repulsions, d);
             self.collision_time[1] += clock.elapsed().as_secs_f64();
         }
         self.detect_body_collisions(h);

@@ -88,7 +88,7 @@ fn fused_assembly_equals_the_assembly_from_element_jacobians() {
     for model_kind in [ForceModel::Continuum, ForceModel::MassSpring] {
         for mode in [JacobianMode::System, JacobianMode::Definite] {
             let mut fused = System::with_force_model(&model, &material, model_kind);
-            fused.set_repulsions(n, repulsions.clone(), 0.004);
+            fused.set_repulsions(repulsions.clone(), 0.004);
             let mut reference = fused.clone();
             reference.fused = false;
             for s in [&mut fused, &mut reference] {
