@@ -30,6 +30,7 @@ use crate::pipeline::params::ForceModel;
 use crate::scene::Material;
 use crate::{Mat3, Vec3};
 use rayon::prelude::*;
+use std::sync::Arc;
 
 mod coefficients;
 mod forces_only;
@@ -43,10 +44,11 @@ use coefficients::Coefficients;
 #[derive(Debug, Clone)]
 pub struct System {
     force_model: ForceModel,
-    plan: AssemblyPlan,
+    /// This step's plan: `base_plan` itself without self-contact springs.
+    plan: Arc<AssemblyPlan>,
     /// The plan of the topology's element sets (triangles, hinges), which the plan of a
     /// step with self-contact springs extends ([`AssemblyPlan::extended`]).
-    base_plan: AssemblyPlan,
+    base_plan: Arc<AssemblyPlan>,
     repulsions: Vec<Repulsion>,
     /// Repulsion distance, stiffness and damping of self-contacts.
     repulsion_params: (f64, f64, f64),
@@ -100,7 +102,7 @@ impl System {
         };
         let arity = second.arity;
         let nh = second.count();
-        let plan = AssemblyPlan::new(n, &[triangles, second]);
+        let plan = Arc::new(AssemblyPlan::new(n, &[triangles, second]));
         let matrix = BlockCsr::zeros(plan.pattern.clone());
         let nt = model.triangles.len();
         System {
@@ -500,10 +502,10 @@ impl System {
         self.plan = if new.is_empty() {
             self.base_plan.clone()
         } else {
-            self.base_plan.extended(&ElementSet {
+            Arc::new(self.base_plan.extended(&ElementSet {
                 arity: 4,
                 nodes: new.iter().flatten().copied().collect(),
-            })
+            }))
         };
         self.matrix = BlockCsr::zeros(self.plan.pattern.clone());
     }
