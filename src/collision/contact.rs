@@ -382,8 +382,15 @@ fn find_hit(bodies: &[BodyState], x0: Vec3, pred: Vec3, h: f64) -> Option<Hit> {
         path.include(x0);
         path.include(pred);
         let query = path.inflate(tau);
+        // Distance from x0 to the nearest face with x0 on its outer side.
+        let mut start_distance = f64::INFINITY;
         body.candidates(&query, |t| {
             let (c0, c1) = body.corners(t);
+            let w0 = closest_point_barycentric(x0, c0[0], c0[1], c0[2]);
+            let from = x0 - (c0[0] * w0[0] + c0[1] * w0[1] + c0[2] * w0[2]);
+            if from.dot(&(c0[1] - c0[0]).cross(&(c0[2] - c0[0]))) >= 0.0 {
+                start_distance = start_distance.min(from.norm());
+            }
             let n1 = (c1[1] - c1[0]).cross(&(c1[2] - c1[0]));
             let len = n1.norm();
             if len < 1e-300 {
@@ -446,6 +453,18 @@ fn find_hit(bodies: &[BodyState], x0: Vec3, pred: Vec3, h: f64) -> Option<Hit> {
                 best = Some(candidate);
             }
         });
+        // d₀ is measured along the contact's normal, from the plane of the face nearest the
+        // predicted end. Off that face's edge, over a convex neighbour, the plane passes
+        // closer to x0 than the body does (by s·sin θ, s beyond the edge, θ the bend), and
+        // the alteration would push a particle resting at τ out by millimetres. The body's
+        // own distance at x0 bounds d₀ from below, up to τ (beyond it the contact is a
+        // landing, and the faces near x0 may not all be candidates).
+        if let Some(b) = best
+            .as_mut()
+            .filter(|b| b.body == bi && !b.ccd && b.d0 >= 0.0)
+        {
+            b.d0 = b.d0.max(start_distance.min(tau));
+        }
     }
     best
 }
