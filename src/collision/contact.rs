@@ -7,7 +7,9 @@
 //! contact if  CCD: x₀→x̃ crosses a triangle moving (a₀b₀c₀)→(a₁b₁c₁), or
 //!             proximity: x̃ lies within thickness τ of a triangle at the step's end
 //! n  outward normal at the contact point, v_b the body's velocity there (barycentric),
-//! d₀ = (x₀ − q₀)·n  signed distance from the contact point at the step's start
+//! d₀ = (x₀ − q₀)·n  signed distance from the contact point at the step's start; for x₀
+//!     outside, at least min(dist(x₀, body), τ) (the contact face's plane, extended over
+//!     a convex bend, passes closer to x₀ than the body does)
 //! new contact (none last step) of a particle not landing (−(v₀ − v_b)·n h ≤ τ/2) and
 //!     with no cloth near: also x₀ + h v₀ + h² a (a its last step's acceleration, at
 //!     most |g| long) must make contact
@@ -386,9 +388,11 @@ fn find_hit(bodies: &[BodyState], x0: Vec3, pred: Vec3, h: f64) -> Option<Hit> {
         let mut start_distance = f64::INFINITY;
         body.candidates(&query, |t| {
             let (c0, c1) = body.corners(t);
+            // x0 against the face at the step's start: its nearest point and side.
             let w0 = closest_point_barycentric(x0, c0[0], c0[1], c0[2]);
             let from = x0 - (c0[0] * w0[0] + c0[1] * w0[1] + c0[2] * w0[2]);
-            if from.dot(&(c0[1] - c0[0]).cross(&(c0[2] - c0[0]))) >= 0.0 {
+            let outside = from.dot(&(c0[1] - c0[0]).cross(&(c0[2] - c0[0]))) >= 0.0;
+            if outside {
                 start_distance = start_distance.min(from.norm());
             }
             let n1 = (c1[1] - c1[0]).cross(&(c1[2] - c1[0]));
@@ -401,36 +405,25 @@ fn find_hit(bodies: &[BodyState], x0: Vec3, pred: Vec3, h: f64) -> Option<Hit> {
             let q1 = c1[0] * w[0] + c1[1] * w[1] + c1[2] * w[2];
             let dist = (pred - q1).norm();
             let signed = (pred - q1).dot(&face_n);
-            let mut ccd = false;
-            let mut weights = w;
             // Near: within the thickness at the end of the step; or already inside, right
             // behind this face (its own projection) by up to DEEP_PUSH_OUT, to be pushed out.
             let behind = signed < 0.0 && -signed >= 0.999 * dist && dist < DEEP_PUSH_OUT;
             let near = (dist < tau && signed > -tau.max((pred - x0).norm())) || behind;
-            if !near {
-                // Continuous test: the particle's path crosses the moving face.
-                let w0 = closest_point_barycentric(x0, c0[0], c0[1], c0[2]);
-                let q0 = c0[0] * w0[0] + c0[1] * w0[1] + c0[2] * w0[2];
-                let n0 = (c0[1] - c0[0]).cross(&(c0[2] - c0[0]));
-                if (x0 - q0).dot(&n0) < 0.0 {
-                    return; // starts behind this face: not a crossing from outside
+            let ccd = !near;
+            if ccd {
+                // Continuous test: the particle's path crosses the moving face (from
+                // outside: a start behind this face is not a crossing). The contact point
+                // stays the nearest point to the predicted end (`w`).
+                if !outside {
+                    return;
                 }
-                match point_triangle_ccd(
-                    [x0, pred],
-                    [c0[0], c1[0]],
-                    [c0[1], c1[1]],
-                    [c0[2], c1[2]],
-                    1e-6,
-                ) {
-                    Some(_) => {
-                        ccd = true;
-                        weights = closest_point_barycentric(pred, c1[0], c1[1], c1[2]);
-                    }
-                    None => return,
+                let path = [x0, pred];
+                let corners = [0, 1, 2].map(|k| [c0[k], c1[k]]);
+                if point_triangle_ccd(path, corners[0], corners[1], corners[2], 1e-6).is_none() {
+                    return;
                 }
             }
-            let q0 = c0[0] * weights[0] + c0[1] * weights[1] + c0[2] * weights[2];
-            let q1w = c1[0] * weights[0] + c1[1] * weights[1] + c1[2] * weights[2];
+            let q0 = c0[0] * w[0] + c0[1] * w[1] + c0[2] * w[2];
             // Outward normal: the face normal, or toward the particle off a convex edge.
             let normal = if !ccd && signed > 0.0 && dist > 1e-12 {
                 (pred - q1) / dist
@@ -440,7 +433,7 @@ fn find_hit(bodies: &[BodyState], x0: Vec3, pred: Vec3, h: f64) -> Option<Hit> {
             let candidate = Hit {
                 body: bi,
                 normal,
-                body_velocity: (q1w - q0) / h,
+                body_velocity: (q1 - q0) / h,
                 d0: (x0 - q0).dot(&normal),
                 ccd,
                 distance: if ccd { -1.0 } else { dist },

@@ -2,6 +2,24 @@
 use super::*;
 use crate::collision::self_contact::Repulsion;
 
+/// The faceted sphere of the tests: radius 0.35 m at the origin, 24 rings, 48 segments.
+fn sphere() -> crate::scene::Body {
+    crate::fixtures::bodies::sphere(Vec3::zeros(), 0.35, 24, 48)
+}
+
+/// The floor of the tests: a 2 m square at height 0.
+fn floor() -> crate::scene::Body {
+    crate::fixtures::bodies::inclined_plane(Vec3::zeros(), 2.0, 0.0, 4)
+}
+
+/// `body` as the one collision body of a test (thickness 4 mm, friction 0.3), its
+/// thickness and gravity.
+fn test_bodies(body: crate::scene::Body) -> ([BodyState; 1], f64, Vec3) {
+    let tau = 0.004;
+    let state = BodyState::new(&body, tau, 0.3).unwrap();
+    ([state], tau, Vec3::new(0.0, -9.81, 0.0))
+}
+
 fn sliding_contact(normal: Vec3, friction_dir: Vec3) -> BodyContacts {
     let c = Contact {
         particle: 0,
@@ -26,10 +44,8 @@ fn sliding_contact(normal: Vec3, friction_dir: Vec3) -> BodyContacts {
 
 #[test]
 fn a_released_particle_resting_on_the_surface_comes_back_unless_cloth_lies_under_it() {
-    let sphere = crate::fixtures::bodies::sphere(Vec3::zeros(), 0.35, 24, 48);
-    let tau = 0.004;
-    let bodies = [BodyState::new(&sphere, tau, 0.3).unwrap()];
-    let (g, h) = (Vec3::new(0.0, -9.81, 0.0), 1.0 / 48.0);
+    let (bodies, _, g) = test_bodies(sphere());
+    let h = 1.0 / 48.0;
     // Falling onto the top of the sphere: a contact, altered onto the surface.
     let mut x = vec![Vec3::new(0.02, 0.36, 0.01)];
     let v = vec![Vec3::new(0.0, -0.5, 0.0)];
@@ -71,10 +87,8 @@ fn a_released_particle_resting_on_the_surface_comes_back_unless_cloth_lies_under
 
 #[test]
 fn a_particle_over_cloth_is_pushed_out_but_never_pulled_down_onto_the_body() {
-    let floor = crate::fixtures::bodies::inclined_plane(Vec3::zeros(), 2.0, 0.0, 4);
-    let tau = 0.004;
-    let bodies = [BodyState::new(&floor, tau, 0.3).unwrap()];
-    let (g, h) = (Vec3::new(0.0, -9.81, 0.0), 1.0 / 48.0);
+    let (bodies, tau, g) = test_bodies(floor());
+    let h = 1.0 / 48.0;
     // Particle 0 lies 1.5 τ above the floor, on particle 1's layer at τ; particle 2
     // went 1 mm into the floor under cloth (particle 3 over it, a spring from above).
     let x = vec![
@@ -168,10 +182,8 @@ fn friction_at_rest_acts_along_the_broken_static_force_with_coulomb_magnitude() 
 
 #[test]
 fn a_particle_held_above_the_body_by_its_cloth_is_not_pulled_down_onto_it() {
-    let floor = crate::fixtures::bodies::inclined_plane(Vec3::zeros(), 2.0, 0.0, 4);
-    let tau = 0.004;
-    let bodies = [BodyState::new(&floor, tau, 0.3).unwrap()];
-    let (g, h) = (Vec3::new(0.0, -9.81, 0.0), 1.0 / 48.0);
+    let (bodies, tau, g) = test_bodies(floor());
+    let h = 1.0 / 48.0;
     // 2.6 mm above the thickness: gravity alone (h² g = 4.3 mm) would carry it into it.
     let x = vec![Vec3::new(0.1, tau + 0.0026, 0.1)];
     let contacts = |v: Vec3, accel: Option<Vec3>, layers: &NearbyCloth| {
@@ -211,10 +223,8 @@ fn a_particle_held_above_the_body_by_its_cloth_is_not_pulled_down_onto_it() {
 /// sheet's triangles by 3–8% at every attempt to grow its step to 1/24 s).
 #[test]
 fn a_resting_particle_predicted_onto_the_next_face_is_not_pushed_out() {
-    let sphere = crate::fixtures::bodies::sphere(Vec3::zeros(), 0.35, 24, 48);
-    let tau = 0.004;
-    let bodies = [BodyState::new(&sphere, tau, 0.3).unwrap()];
-    let (g, h) = (Vec3::new(0.0, -9.81, 0.0), 1.0 / 24.0);
+    let (bodies, tau, g) = test_bodies(sphere());
+    let h = 1.0 / 24.0;
     // The band between rings 8 and 9 (60° and 67.5° from the pole), between the
     // segments 0 and 1: a planar quad.
     let p = &bodies[0].x0;
