@@ -113,10 +113,12 @@ impl GatherList {
 #[derive(Debug, Clone, PartialEq)]
 struct ScatterSet {
     arity: usize,
-    nodes: Vec<usize>,
+    /// Shared with the plans extended from this one (topology, not pattern).
+    nodes: Arc<[usize]>,
     /// Pattern slot of block `(a, b)` of element `e` at `e·N² + a·N + b`.
     slots: Vec<u32>,
-    split: Blocked,
+    /// Shared like `nodes`.
+    split: Arc<Blocked>,
 }
 
 /// Assembly plan for a list of element sets over one pattern.
@@ -181,9 +183,9 @@ impl ScatterSet {
         }
         ScatterSet {
             arity: set.arity,
-            nodes: set.nodes.clone(),
+            nodes: set.nodes.as_slice().into(),
             slots,
-            split: Blocked::new(pattern.n, set.arity, &set.nodes),
+            split: Arc::new(Blocked::new(pattern.n, set.arity, &set.nodes)),
         }
     }
 }
@@ -249,7 +251,7 @@ impl AssemblyPlan {
                 nodes: set.nodes.clone(),
                 slots: set
                     .slots
-                    .iter()
+                    .par_iter()
                     .map(|&k| to_u32(moved[k as usize]))
                     .collect(),
                 split: set.split.clone(),

@@ -110,6 +110,8 @@ pub struct Deflation {
     /// [`Deflation::basis_row`]).
     yq: Vec<Vec3>,
     ys: Vec<Vec3>,
+    /// `Zᵀ r` of [`Deflation::correction_coefficients`].
+    rr: Vec<Vec3>,
     /// Whether the last [`Deflation::prepare`] succeeded.
     active: bool,
 }
@@ -147,10 +149,12 @@ impl Structure {
         let mut az_col = Vec::new();
         let mut az_of_slot = vec![0; pattern.nnz()];
         az_ptr.push(0);
+        let mut cols = Vec::new();
         for i in 0..n {
             let row = pattern.row_ptr[i]..pattern.row_ptr[i + 1];
             let start = az_col.len();
-            let mut cols: Vec<usize> = row.clone().map(|k| agg[pattern.col[k]]).collect();
+            cols.clear();
+            cols.extend(row.clone().map(|k| agg[pattern.col[k]]));
             cols.sort_unstable();
             cols.dedup();
             az_col.extend_from_slice(&cols);
@@ -285,6 +289,7 @@ impl Deflation {
         self.rc.resize(m, Vec3::zeros());
         self.yc.resize(m, Vec3::zeros());
         self.yq.resize(m, Vec3::zeros());
+        self.rr.resize(m, Vec3::zeros());
         self.ys.resize(m, Vec3::zeros());
         self.active = self.factor.factor(coarse, |_| None);
         self.active
@@ -396,10 +401,19 @@ impl Deflation {
         if !self.active {
             return 0.0;
         }
-        self.transpose_product(s);
+        // (Ã Z)ᵀ s and Zᵀ r in one pass over the aggregates (one fork–join per CG
+        // iteration fewer than one after the other; the same sums).
+        let st = self.structure.as_ref().expect("prepared");
+        let (az, basis) = (&self.az, &self.basis);
+        (self.rc.par_iter_mut())
+            .zip(self.rr.par_iter_mut())
+            .enumerate()
+            .for_each(|(g, (x, y))| {
+                *x = az_transposed(st, az, s, g);
+                *y = restricted(st, basis, r, g);
+            });
         self.factor.apply(&self.rc, &mut self.ys);
-        self.restrict(r);
-        self.rc.iter().zip(&self.ys).map(|(a, b)| a.dot(b)).sum()
+        self.rr.iter().zip(&self.ys).map(|(a, b)| a.dot(b)).sum()
     }
 
     /// `B_J ys_J` of particle `i`'s aggregate `J` (zero when not active): `(Z ys)_i` before
@@ -432,24 +446,31 @@ impl Deflation {
     fn restrict(&mut self, v: &[Vec3]) {
         let st = self.structure.as_ref().expect("prepared");
         let basis = &self.basis;
-        self.rc.par_iter_mut().enumerate().for_each(|(g, x)| {
-            let members = &st.members[st.member_ptr[g]..st.member_ptr[g + 1]];
-            let sum = members.iter().fold(Vec3::zeros(), |acc, &i| acc + v[i]);
-            *x = basis[g].transpose() * sum;
-        });
+        (self.rc.par_iter_mut().enumerate()).for_each(|(g, x)| *x = restricted(st, basis, v, g));
     }
 
     /// `rc = (Ã Z)ᵀ v`: aggregates in parallel, each summed in particle order.
     fn transpose_product(&mut self, v: &[Vec3]) {
         let st = self.structure.as_ref().expect("prepared");
         let az = &self.az;
-        self.rc.par_iter_mut().enumerate().for_each(|(g, x)| {
-            let column = &st.column[st.column_ptr[g]..st.column_ptr[g + 1]];
-            *x = column.iter().fold(Vec3::zeros(), |acc, &(i, slot)| {
-                acc + az[slot].transpose() * v[i]
-            });
-        });
+        (self.rc.par_iter_mut().enumerate()).for_each(|(g, x)| *x = az_transposed(st, az, v, g));
     }
+}
+
+/// `(Zᵀ v)_J = B_Jᵀ Σ_{i ∈ J} v_i`, summed in particle order.
+#[inline]
+fn restricted(st: &Structure, basis: &[Mat3], v: &[Vec3], g: usize) -> Vec3 {
+    let members = &st.members[st.member_ptr[g]..st.member_ptr[g + 1]];
+    basis[g].transpose() * members.iter().fold(Vec3::zeros(), |acc, &i| acc + v[i])
+}
+
+/// `((Ã Z)ᵀ v)_J = Σ_i (Ã Z)_iJᵀ v_i`, summed in particle order.
+#[inline]
+fn az_transposed(st: &Structure, az: &[Mat3], v: &[Vec3], g: usize) -> Vec3 {
+    let column = &st.column[st.column_ptr[g]..st.column_ptr[g + 1]];
+    (column.iter()).fold(Vec3::zeros(), |acc, &(i, slot)| {
+        acc + az[slot].transpose() * v[i]
+    })
 }
 
 /// Least share of an aggregate's particles free in a direction for that direction to stay

@@ -507,7 +507,7 @@ impl System {
                 nodes: new.iter().flatten().copied().collect(),
             }))
         };
-        self.matrix = BlockCsr::zeros(self.plan.pattern.clone());
+        self.matrix.reset(self.plan.pattern.clone());
     }
 
     /// This step's self-contact springs.

@@ -65,6 +65,7 @@ pub(crate) use self::direct::DirectFactor;
 pub use self::direct::DIRECT_MAX_PARTICLES;
 use self::rows::{by_domains, gauss_seidel_rows, ic0_rows, sweeps, IcPass};
 use self::structure::Structure;
+use super::block3::cholesky_inverse;
 use super::BlockCsr;
 use crate::{Mat3, Vec3};
 use rayon::prelude::*;
@@ -468,7 +469,7 @@ impl Block for Mat3f {
 pub const SHIFTS: [f64; 7] = [0.0, 1e-3, 4e-3, 1.6e-2, 6.4e-2, 0.256, 1.0];
 
 /// `D⁻¹` of an IC(0) pivot, or `None` if `D` is not (numerically) SPD: its Cholesky fails
-/// ([`cholesky_inverse`]), the inverse is not finite, or a diagonal entry fell below
+/// ([`cholesky_inverse`](super::block3::cholesky_inverse)), the inverse is not finite, or a diagonal entry fell below
 /// [`PIVOT_FLOOR`] times that of `Ã_ii`.
 fn pivot_inverse(pivot: &Mat3, a_ii: &Mat3) -> Option<Mat3> {
     // Written with `all` so that a NaN entry fails too.
@@ -477,51 +478,4 @@ fn pivot_inverse(pivot: &Mat3, a_ii: &Mat3) -> Option<Mat3> {
     }
     let inv = cholesky_inverse(pivot)?;
     inv.iter().all(|x| x.is_finite()).then_some(inv)
-}
-
-/// `M⁻¹` of a symmetric 3x3 block through its Cholesky factor `M = G Gᵀ` (lower triangle
-/// of `M` read), or `None` if a pivot of the factorisation is not positive (or NaN):
-///
-/// ```text
-/// g_jj = sqrt(m_jj − Σ_{k<j} g_jk²),   g_ij = (m_ij − Σ_{k<j} g_ik g_jk) / g_jj   (i > j)
-/// M⁻¹ = Hᵀ H,   H = G⁻¹ (lower triangular)
-/// ```
-/// Written out (rather than nalgebra's generic `cholesky().inverse()`) so that the IC(0)
-/// row loop inlines it: it is a fifth of the factorisation's time.
-#[inline]
-fn cholesky_inverse(m: &Mat3) -> Option<Mat3> {
-    let positive = |x: f64| (x > 0.0).then(|| x.sqrt());
-    let g00 = positive(m[(0, 0)])?;
-    let (g10, g20) = (m[(1, 0)] / g00, m[(2, 0)] / g00);
-    let g11 = positive(m[(1, 1)] - g10 * g10)?;
-    let g21 = (m[(2, 1)] - g20 * g10) / g11;
-    let g22 = positive(m[(2, 2)] - g20 * g20 - g21 * g21)?;
-    let (h00, h11, h22) = (1.0 / g00, 1.0 / g11, 1.0 / g22);
-    let h10 = -g10 * h00 * h11;
-    let h21 = -g21 * h11 * h22;
-    let h20 = -(g20 * h00 + g21 * h10) * h22;
-    let h = Mat3::new(h00, 0.0, 0.0, h10, h11, 0.0, h20, h21, h22);
-    Some(h.transpose() * h)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cholesky_inverse_matches_nalgebra_and_rejects_indefinite_blocks() {
-        let g = Mat3::new(2.0, 0.0, 0.0, -0.7, 1.3, 0.0, 0.4, 0.9, 0.6);
-        let m = g * g.transpose();
-        let reference = m.cholesky().expect("SPD").inverse();
-        let err = (cholesky_inverse(&m).expect("SPD") - reference).amax() / reference.amax();
-        assert!(err < 1e-14, "{err}");
-        for bad in [
-            Mat3::from_diagonal(&crate::Vec3::new(1.0, -1.0, 1.0)),
-            Mat3::new(1.0, 2.0, 0.0, 2.0, 1.0, 0.0, 0.0, 0.0, 1.0),
-            Mat3::from_diagonal(&crate::Vec3::new(1.0, 1.0, 0.0)),
-            Mat3::from_diagonal(&crate::Vec3::new(1.0, f64::NAN, 1.0)),
-        ] {
-            assert_eq!(cholesky_inverse(&bad), None, "{bad}");
-        }
-    }
 }
