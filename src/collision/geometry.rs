@@ -140,23 +140,35 @@ fn first_coplanar_time(points: [[Vec3; 2]; 4], accept: impl Fn([Vec3; 4]) -> boo
     let c3 = 4.5 * (f3 - 3.0 * f2 + 3.0 * f1 - f0);
     let c2 = 9.0 * (f0 - 2.5 * f1 + 2.0 * f2 - 0.5 * f3);
     let c1 = -5.5 * f0 + 9.0 * f1 - 4.5 * f2 + f3;
-    // Split [0, 1] at the critical points (roots of 3 c3 t² + 2 c2 t + c1).
-    let mut cuts = vec![0.0, 1.0];
+    // Split [0, 1] at the critical points (roots of 3 c3 t² + 2 c2 t + c1) inside it:
+    // sorted, without repeats, on the stack (this runs for every pair the crossing
+    // search does not rule out by distance).
+    let mut roots = [f64::NAN; 2];
     let (qa, qb, qc) = (3.0 * c3, 2.0 * c2, c1);
     if qa.abs() > 1e-300 {
         let disc = qb * qb - 4.0 * qa * qc;
         if disc >= 0.0 {
             let s = disc.sqrt();
-            cuts.push((-qb - s) / (2.0 * qa));
-            cuts.push((-qb + s) / (2.0 * qa));
+            roots = [(-qb - s) / (2.0 * qa), (-qb + s) / (2.0 * qa)];
         }
     } else if qb.abs() > 1e-300 {
-        cuts.push(-qc / qb);
+        roots[0] = -qc / qb;
     }
-    cuts.retain(|t| (0.0..=1.0).contains(t));
-    cuts.sort_by(f64::total_cmp);
-    cuts.dedup();
-    for w in cuts.windows(2) {
+    let mut cuts = [0.0, 1.0, 0.0, 0.0];
+    let mut len = 2;
+    for t in roots.into_iter().filter(|t| (0.0..=1.0).contains(t)) {
+        cuts[len] = t;
+        len += 1;
+    }
+    cuts[..len].sort_by(f64::total_cmp);
+    let mut kept = 1;
+    for k in 1..len {
+        if cuts[k] != cuts[kept - 1] {
+            cuts[kept] = cuts[k];
+            kept += 1;
+        }
+    }
+    for w in cuts[..kept].windows(2) {
         let (mut lo, mut hi) = (w[0], w[1]);
         let (mut flo, fhi) = (f(lo), f(hi));
         let root = if flo == 0.0 {
