@@ -10,7 +10,8 @@
 //! start:           Δv ← Δv + Q r,  r ← P_D r                    (Zᵀ r = 0)
 //! every iteration: s = P⁻¹ r,  s ← P_Dᵀ s = s − Z E⁻¹ (Ã Z)ᵀ s  ((Ã Z)ᵀ s = 0)
 //!                  δ = rᵀ s of the corrected s
-//!                  q = filter(A c),  q ← P_D q                  (rounding only)
+//!                  q = filter(A c),  q ← P_D q                  (rounding only; solves
+//!                                                                 tighter than 1e-4)
 //! ```
 //! `Ã` is the filtered matrix of [`precond`](super::precond). Every search direction is
 //! Ã-orthogonal to the coarse space, so every residual stays orthogonal to it and is the
@@ -18,7 +19,7 @@
 //! the smallest eigenvalues of `P⁻¹ Ã` (the smooth, mesh-wide modes IC(0) leaves), and
 //! the iteration count drops, most on large meshes where those modes dominate. In exact
 //! arithmetic projecting `q` changes nothing; in floating point it keeps the residual
-//! orthogonal to the coarse space. Without it (and `δ` taken before the correction) a
+//! orthogonal to the coarse space (in solves tighter than [`PROJECT_PRODUCTS_BELOW`]). Without it (and `δ` taken before the correction) a
 //! 196-particle sheet solved to 1e-13 diverged (residuals growing to 1e4 over 5,000
 //! iterations), and with `δ` corrected its solves still stalled (the test took twice
 //! as long and its trajectory changed); projecting only `q` and
@@ -88,6 +89,17 @@ use std::sync::Arc;
 /// deflation paid only from about 5,000 particles (the 2,500-vertex sheet 54–57 → 60–65
 /// ms/frame, the 2,601-particle drape 66 → 70), so this was 4,000 then.
 pub const MIN_PARTICLES: usize = 2000;
+
+/// Relative tolerance below which every iteration also projects `q` (module doc). The
+/// projection removes rounding only: it kept solves to 1e-13 and the adjoint's solves
+/// from stalling, but a solve stopped at the simulator's deflated tolerance (3e-3) has
+/// not run long enough for that rounding to tell, and skips it (a restriction, a coarse
+/// solve and a product with `Ã Z` per iteration). Measured on the fig.-1 drape
+/// (`linalg::tests::perf::perf_report`, 2 threads, runs alternating): 2,601 particles
+/// 53.5, 52.3, 51.3 → 52.0, 49.9, 51.0 ms/frame at 14.4 CG per step either way; 10,000
+/// particles (10 frames) 261.9, 263.8 → 252.8, 248.1 ms/frame, 22.8 → 22.7 CG per step.
+/// `linalg::tests::deflation` checks the true residual of such a solve.
+pub const PROJECT_PRODUCTS_BELOW: f64 = 1e-4;
 
 /// Rings of neighbours grown around an aggregate's first particle.
 pub const RINGS: usize = 2;

@@ -46,7 +46,7 @@
 //! sized by a first solve, but for the deflation's set-up (a few vectors of one entry per
 //! particle or aggregate, and faer's factorisation stack, once per solve).
 use super::block3::{spd_inverse_or_diagonal, sum_in_order, CHUNK};
-use super::deflation::Deflation;
+use super::deflation::{Deflation, PROJECT_PRODUCTS_BELOW};
 use super::precond::{Preconditioner, TriangularFactor};
 use super::BlockCsr;
 use crate::{Mat3, Vec3};
@@ -443,10 +443,11 @@ fn solve(
             })
             .collect_into_vec(partials);
         let cq = sum_in_order(partials);
-        if deflate {
-            // q ← P_D q, fused into the update of r below: keeps r orthogonal to the coarse
-            // space against rounding (q's coarse part is rounding, c being Ã-orthogonal to
-            // it, so cᵀq stands).
+        // q ← P_D q, fused into the update of r below: keeps r orthogonal to the coarse
+        // space against rounding (q's coarse part is rounding, c being Ã-orthogonal to
+        // it, so cᵀq stands); only for tight solves, where that rounding tells.
+        let project_q = deflate && settings.tolerance < PROJECT_PRODUCTS_BELOW;
+        if project_q {
             deflation.product_coefficients(q);
         }
         let alpha = delta / cq;
@@ -468,7 +469,12 @@ fn solve(
                     for (t, (((dvi, ri), ci), qi)) in it.enumerate() {
                         let i = k * CHUNK + t;
                         *dvi += alpha * ci;
-                        *ri -= alpha * (qi - coarse.az_row(i));
+                        *ri -= alpha
+                            * if project_q {
+                                qi - coarse.az_row(i)
+                            } else {
+                                *qi
+                            };
                         m += ri.dot(&f.apply(i, inv_diag[i] * *ri));
                     }
                     m
