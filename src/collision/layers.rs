@@ -13,6 +13,7 @@
 //! A particle that its body contact pulled down in an attempt rejected because it took
 //! part in a crossing ([`NearbyCloth::holding`]) counts as lying over cloth too: the
 //! crossing check saw cloth in its way, near or not at the detection.
+use super::geometry::closest_point_barycentric;
 use super::self_contact::Repulsion;
 use crate::Vec3;
 
@@ -91,6 +92,37 @@ impl NearbyCloth {
     }
 }
 
+/// Whether triangle `tri` of the cloth at `x`, facing the surface (its normal within 60° of
+/// the surface normal `n`, either way), lies in the way of particle `i` pulled down from
+/// `x[i]` to `to`: the pull crosses it, or ends within `d` of a point of it lying below
+/// `x[i]` along `n`. Triangles containing `i` never do.
+pub fn pull_meets_cloth(x: &[Vec3], tri: [usize; 3], i: usize, to: Vec3, n: Vec3, d: f64) -> bool {
+    if tri.contains(&i) {
+        return false;
+    }
+    let [a, b, c] = tri.map(|k| x[k]);
+    let normal = (b - a).cross(&(c - a));
+    let area = normal.norm();
+    if area == 0.0 || normal.dot(&n).abs() < UNDER_COSINE * area {
+        return false;
+    }
+    let nearest = |p: Vec3| {
+        let w = closest_point_barycentric(p, a, b, c);
+        a * w[0] + b * w[1] + c * w[2]
+    };
+    let from = x[i];
+    let q = nearest(to);
+    if (q - to).norm() < d && (q - from).dot(&n) < 0.0 {
+        return true;
+    }
+    let (s0, s1) = ((from - a).dot(&normal), (to - a).dot(&normal));
+    if s0 * s1 >= 0.0 {
+        return false;
+    }
+    let p = from + (to - from) * (s0 / (s0 - s1));
+    (nearest(p) - p).norm() <= 1e-9 * d
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,5 +175,42 @@ mod tests {
             assert_eq!(held.over_cloth(2, n), layers.over_cloth(2, n));
         }
         assert!(held.near(8) && !held.near(9));
+    }
+
+    #[test]
+    fn a_pull_meets_the_cloth_it_would_end_in_or_pass_through() {
+        // Triangle (0, 1, 2) lies on the floor at y = 2 mm; particle 3 is 2.6 mm above it,
+        // pulled down to the floor's thickness; d = 2 mm.
+        let (d, up) = (0.002, Vec3::y());
+        let mut x = vec![
+            Vec3::new(-0.05, 0.002, -0.05),
+            Vec3::new(0.05, 0.002, -0.05),
+            Vec3::new(0.0, 0.002, 0.05),
+            Vec3::new(0.0, 0.0046, 0.0),
+        ];
+        let to = Vec3::new(0.0, 0.002, 0.0);
+        assert!(pull_meets_cloth(&x, [0, 1, 2], 3, to, up, d));
+        // Its own triangles never block it; nor does cloth beside the pull's end.
+        assert!(!pull_meets_cloth(&x, [0, 1, 3], 3, to, up, d));
+        let beside = Vec3::new(0.2, 0.002, 0.0);
+        x[3] = beside + Vec3::new(0.0, 0.0026, 0.0);
+        assert!(!pull_meets_cloth(&x, [0, 1, 2], 3, beside, up, d));
+        // A pull that passes through a layer and ends more than d below it.
+        x[3] = Vec3::new(0.0, 0.012, 0.0);
+        x[..3].iter_mut().for_each(|p| p.y = 0.008);
+        assert!(pull_meets_cloth(&x, [0, 1, 2], 3, to, up, d));
+        // A layer above the particle's start, or standing across the surface, is not in
+        // the way.
+        x[3] = Vec3::new(0.0, 0.0035, 0.0);
+        x[..3].iter_mut().for_each(|p| p.y = 0.004);
+        assert!(!pull_meets_cloth(&x, [0, 1, 2], 3, to, up, d));
+        let wall = [
+            Vec3::new(0.001, 0.0, -0.05),
+            Vec3::new(0.001, 0.0, 0.05),
+            Vec3::new(0.001, 0.05, 0.0),
+        ];
+        x[..3].copy_from_slice(&wall);
+        x[3] = Vec3::new(0.0, 0.0046, 0.0);
+        assert!(!pull_meets_cloth(&x, [0, 1, 2], 3, to, up, d));
     }
 }

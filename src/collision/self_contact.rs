@@ -13,6 +13,7 @@
 //! symmetric, negative semi-definite Jacobian `−k (∂C/∂x)(∂C/∂x)ᵀ` — a linear spring, as
 //! Baraff's cloth/cloth contacts. Damping `−k_d (∂C/∂x) Ċ` damps approach only along `n`.
 use super::bvh::{Aabb, Bvh};
+use super::layers;
 use super::pairs::{
     adjacent, edge_crosses_edge, edge_edge_spring, point_crosses_triangle, point_triangle_spring,
 };
@@ -234,6 +235,33 @@ impl SelfCollision {
             }
             Err(particles) => particles,
         }
+    }
+
+    /// The particles among `pulls` (particle, where its body contact's alteration would
+    /// put it, outward surface normal) whose pull down passes cloth lying between them and
+    /// the surface at positions `x` ([`layers::pull_meets_cloth`]), sorted.
+    pub fn pulls_onto_cloth(&mut self, x: &[Vec3], pulls: &[(usize, Vec3, Vec3)]) -> Vec<usize> {
+        if pulls.is_empty() {
+            return Vec::new();
+        }
+        let d = self.distance;
+        self.tri_bvh.refit(&boxes(&self.triangles, x, x, d));
+        let (bvh, tris) = (&self.tri_bvh, &self.triangles);
+        let mut blocked: Vec<usize> = (pulls.par_iter())
+            .filter(|&&(i, to, n)| {
+                let mut q = Aabb::empty();
+                q.include(x[i]);
+                q.include(to);
+                let mut met = false;
+                bvh.query(&q, |t| {
+                    met = met || layers::pull_meets_cloth(x, tris[t], i, to, n, d);
+                });
+                met
+            })
+            .map(|p| p.0)
+            .collect();
+        blocked.sort_unstable();
+        blocked
     }
 
     /// Whether the cloth passes through itself on the paths `x0 → x1`

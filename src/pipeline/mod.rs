@@ -118,6 +118,10 @@ pub struct Simulator {
     /// this frame and that their body contact pulled down: from then on their contacts
     /// only push out (see `Simulator::check_and_commit`). Cleared at each frame's start.
     held: Vec<usize>,
+    /// The largest stretch jump of the last accepted step as a fraction of
+    /// `max_stretch_change` (0 where the check is off): the step grows only after calm steps
+    /// ([`StepControl::accept`]).
+    last_jump: f64,
     /// Frame number at time 0 and frames per second, to sample body animations.
     clock: (f64, f64),
     /// Applied external forces (N) per particle, constant over the steps until changed
@@ -191,6 +195,7 @@ impl Simulator {
             self_collision,
             collision_time: [0.0; 2],
             held: Vec::new(),
+            last_jump: 0.0,
             clock: (0.0, 24.0),
             applied: None,
             tape: None,
@@ -387,7 +392,7 @@ impl Simulator {
                 Ok(()) => {
                     match self.replay.as_mut().filter(|_| self.replaying) {
                         Some(r) => r.accepted(),
-                        None => self.control.accept(),
+                        None => self.control.accept(self.last_jump),
                     }
                     if let Some(log) = &mut self.step_log {
                         log.log(h);

@@ -199,6 +199,21 @@ impl Simulator {
             self.params.gravity,
             Some(&self.accel),
         );
+        // Pulls down onto cloth too far below for a spring to tell (collision::layers):
+        // such a contact only pushes out, as one over cloth.
+        if let Some(sc) = &mut self.self_collision {
+            let least = PULL_CHECKED_FROM * sc.distance;
+            let pulls: Vec<(usize, Vec3, Vec3)> = (self.contacts.contacts.iter())
+                .filter(|c| c.y.dot(&c.normal) < -least)
+                .map(|c| (c.particle, self.x[c.particle] + c.y, c.normal))
+                .collect();
+            let blocked = sc.pulls_onto_cloth(&self.x, &pulls);
+            for c in &mut self.contacts.contacts {
+                if blocked.binary_search(&c.particle).is_ok() {
+                    c.y = Vec3::zeros();
+                }
+            }
+        }
         self.contacts
             .constrain(&self.v, &mut self.constraints, &mut self.y);
     }
@@ -269,22 +284,27 @@ impl Simulator {
         };
         // Position alteration (§6.2) is a deliberate displacement, and the check judges
         // the solve's own motion: a jump is a change beyond the limit from both the start
-        // x₀ and the altered start x₀ + y (see [`stretch_jumped`]).
+        // x₀ and the altered start x₀ + y (see [`stretch_jump`]).
         let shifted: Vec<Vec3> = self.x.iter().zip(&self.y).map(|(x, y)| x + y).collect();
         let (tris, rest) = (&self.model.triangles, &self.model.rest);
-        let jump = limit.is_finite()
-            && (tris.par_iter().zip(rest.par_iter())).any(|(t, r)| {
-                let unaltered = || {
-                    let moved = t.iter().any(|&i| self.y[i] != Vec3::zeros());
-                    moved.then(|| stretch_measure(t, r, &self.x))
-                };
-                let (start, end) = (
-                    stretch_measure(t, r, &shifted),
-                    stretch_measure(t, r, &x_new),
-                );
-                stretch_jumped(start, end, unaltered, limit)
-            });
-        if jump {
+        let jump = if limit.is_finite() {
+            (tris.par_iter().zip(rest.par_iter()))
+                .map(|(t, r)| {
+                    let unaltered = || {
+                        let moved = t.iter().any(|&i| self.y[i] != Vec3::zeros());
+                        moved.then(|| stretch_measure(t, r, &self.x))
+                    };
+                    let (start, end) = (
+                        stretch_measure(t, r, &shifted),
+                        stretch_measure(t, r, &x_new),
+                    );
+                    stretch_jump(start, end, unaltered)
+                })
+                .reduce(|| 0.0, f64::max)
+        } else {
+            0.0
+        };
+        if jump > limit {
             return Err(Rejection::Stretch);
         }
         let mut crossed = false;
@@ -344,32 +364,41 @@ impl Simulator {
         }
         self.x = x_new;
         self.time += h;
+        self.last_jump = if limit.is_finite() { jump / limit } else { 0.0 };
         Ok(crossed)
     }
 }
 
-/// Whether a triangle's stretch `(‖w_u‖, ‖w_v‖)` jumped (Baraff §7) from `shifted` at the
-/// altered start x₀ + y to `after` at the end of the step: some component's
-/// [`stretch_excess`] beyond `limit` from the altered start and also from the start x₀
-/// (`unaltered`, computed only when needed; `None` when no corner was altered). From
-/// x₀ + y alone, a contact's alteration that drags one corner several centimetres onto
-/// the body, and the solve that then brings the rest along, read as a jump: on Baraff's
-/// fig.-1 drape half the rejections were of that kind, the step ending within 1% of rest.
-fn stretch_jumped(
+/// Share of the repulsion distance below which a body contact's pull down is rounding (a
+/// particle resting at the thickness) and is not checked against the cloth under it.
+const PULL_CHECKED_FROM: f64 = 1e-3;
+
+/// How far a triangle's stretch `(‖w_u‖, ‖w_v‖)` jumped (Baraff §7) from `shifted` at the
+/// altered start x₀ + y to `after` at the end of the step: the largest over the two
+/// components of its [`stretch_excess`] from the altered start and, where a corner was
+/// altered, from the start x₀ too (`unaltered`, `None` when no corner was), whichever is
+/// smaller. A step jumped when this exceeds the limit for some triangle: from x₀ + y
+/// alone, a contact's alteration that drags one corner several centimetres onto the body,
+/// and the solve that then brings the rest along, read as a jump: on Baraff's fig.-1
+/// drape half the rejections were of that kind, the step ending within 1% of rest.
+fn stretch_jump(
     shifted: [f64; 2],
     after: [f64; 2],
     unaltered: impl FnOnce() -> Option<[f64; 2]>,
-    limit: f64,
-) -> bool {
-    let beyond = |from: [f64; 2]| [0, 1].map(|k| stretch_excess(from[k], after[k]) > limit);
-    let altered_start = beyond(shifted);
-    if !altered_start.contains(&true) {
-        return false;
+) -> f64 {
+    let excess = |from: [f64; 2]| [0, 1].map(|k| stretch_excess(from[k], after[k]));
+    let altered_start = excess(shifted);
+    if altered_start == [0.0; 2] {
+        return 0.0;
     }
-    match unaltered() {
-        None => true,
-        Some(start) => (altered_start.iter().zip(beyond(start))).any(|(&a, b)| a && b),
-    }
+    let per_component = match unaltered() {
+        None => altered_start,
+        Some(start) => {
+            let from_start = excess(start);
+            [0, 1].map(|k| altered_start[k].min(from_start[k]))
+        }
+    };
+    per_component[0].max(per_component[1])
 }
 
 /// How far a stretch measure `after` (‖w_u‖ or ‖w_v‖ at the end of a step) lies outside
@@ -391,11 +420,14 @@ fn stretch_excess(before: f64, after: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{stretch_excess, stretch_jumped};
+    use super::{stretch_excess, stretch_jump};
 
     #[test]
     fn a_jump_must_show_from_both_the_start_and_the_altered_start() {
         let limit = 0.02;
+        let stretch_jumped = |shifted, after, unaltered: fn() -> Option<[f64; 2]>, limit| {
+            stretch_jump(shifted, after, unaltered) > limit
+        };
         // Moving away from rest with nothing altered: a jump.
         assert!(stretch_jumped([1.0, 1.0], [1.05, 1.0], || None, limit));
         // A corner dragged by an alteration (1.0 → 2.06 at x₀ + y) and the solve bringing
@@ -429,6 +461,14 @@ mod tests {
             || Some([1.03, 1.0]),
             limit
         ));
+        // The measure itself: the larger component of the smaller excess of both starts.
+        let jump = stretch_jump([0.95, 1.03], [1.03, 1.05], || Some([1.04, 1.0]));
+        assert!((jump - 0.02).abs() < 1e-12, "{jump}");
+        assert!((stretch_jump([1.0, 1.0], [0.99, 1.0], || None) - 0.01).abs() < 1e-12);
+        assert_eq!(
+            stretch_jump([0.9, 1.0], [0.95, 1.0], || panic!("not needed")),
+            0.0
+        );
     }
 
     #[test]

@@ -4,8 +4,13 @@
 //! reject (stretch jump, failed solve) → h ← h/2, or h_tried/2 if h/2 ≥ h_tried; if the
 //!                                         rejected step had just grown,
 //!                                         wait ← min(2·wait, max_wait)
-//! accept → successes += 1; if h < h_max and successes ≥ wait → h ← min(2h, h_max)
+//! accept → successes += 1; if h < h_max and successes ≥ wait and the step was calm
+//!          (largest stretch jump ≤ GROW_BELOW × max_stretch_change) → h ← min(2h, h_max)
 //! ```
+//! A step whose stretch already changed by more than half the limit would, doubled, most
+//! likely break it (the change grows at least linearly with h): growing then only buys a
+//! rejection, the halving back and a doubled wait. The successes still count, and the
+//! step grows after the first calm one.
 //! A grown step that is then accepted resets the wait to its initial value. `h_tried` is
 //! the step actually taken, which the end of a frame can cut below `h`: halving `h` alone
 //! could then leave it at or above `h_tried`, and the very step that failed would be tried
@@ -13,6 +18,9 @@
 //! frames, were such repeats). Halving `min(h, h_tried)` instead would also shrink the
 //! retry of a step cut to, say, 3/4 of `h` to 3/8 rather than 1/2 of `h`; measured on
 //! that sheet, 2.62 → 3.05 steps per frame, so only the repeat is avoided.
+
+/// Largest stretch jump, as a fraction of the limit, of a step after which the step grows.
+pub const GROW_BELOW: f64 = 0.5;
 
 /// State of the step-size controller.
 #[derive(Debug, Clone)]
@@ -47,14 +55,15 @@ impl StepControl {
         self.h
     }
 
-    /// Records an accepted step.
-    pub fn accept(&mut self) {
+    /// Records an accepted step whose largest stretch jump was `jump` times the limit
+    /// (0 where stretch is not checked).
+    pub fn accept(&mut self, jump: f64) {
         if self.just_grew {
             self.wait = self.initial_wait;
             self.just_grew = false;
         }
         self.successes += 1;
-        if self.h < self.h_max && self.successes >= self.wait {
+        if self.h < self.h_max && self.successes >= self.wait && jump <= GROW_BELOW {
             self.h = (2.0 * self.h).min(self.h_max);
             self.successes = 0;
             self.just_grew = true;
@@ -88,9 +97,21 @@ mod tests {
         let mut c = StepControl::new(0.04, 1e-5, 2, 40);
         assert!(c.reject(c.step()));
         assert_eq!(c.step(), 0.02);
-        c.accept();
+        c.accept(0.0);
         assert_eq!(c.step(), 0.02);
-        c.accept();
+        c.accept(0.0);
+        assert_eq!(c.step(), 0.04);
+    }
+
+    #[test]
+    fn a_step_near_the_stretch_limit_does_not_grow_until_a_calm_one() {
+        let mut c = StepControl::new(0.04, 1e-5, 2, 40);
+        assert!(c.reject(c.step()));
+        c.accept(0.0);
+        c.accept(0.9);
+        c.accept(GROW_BELOW + 1e-9);
+        assert_eq!(c.step(), 0.02);
+        c.accept(GROW_BELOW);
         assert_eq!(c.step(), 0.04);
     }
 
@@ -103,7 +124,7 @@ mod tests {
             // succeed until it grows, then fail the grown step
             let mut n = 0;
             while c.step() < 1.0 {
-                c.accept();
+                c.accept(0.0);
                 n += 1;
             }
             waits.push(n);
