@@ -116,12 +116,21 @@ pub fn edge_edge_ccd(
 /// Bound on how much the distance between two features (a point, segment or triangle each,
 /// by their corners' paths) can shrink over the step: every point of a feature is a convex
 /// combination of its corners, so it moves at most its farthest corner's distance, and the
-/// distance between the features falls by at most the sum. Features farther apart than
-/// this at the start cannot touch; the test skips most pairs of a cloth lying flat, whose
-/// coplanarity function is rounding noise that would otherwise be bisected.
+/// distance between the features falls by at most the sum. A translation common to all
+/// corners changes no distance between them, so the same holds for the displacements less
+/// any common vector `c`; the bound is the smaller of the sums with `c = 0` and with `c`
+/// the corners' mean displacement. Features farther apart than this at the start cannot
+/// touch; the test skips most pairs of a cloth lying flat, whose coplanarity function is
+/// rounding noise that would otherwise be bisected, and (through `c`) of a cloth falling
+/// or sliding as a whole, whose corners move centimetres in a step but not apart.
 fn reach(first: &[[Vec3; 2]], second: &[[Vec3; 2]]) -> f64 {
-    let farthest = |f: &[[Vec3; 2]]| f.iter().map(|x| (x[1] - x[0]).norm()).fold(0.0, f64::max);
-    farthest(first) + farthest(second)
+    let corners = first.iter().chain(second);
+    let mean = corners.clone().map(|x| x[1] - x[0]).sum::<Vec3>() / corners.count() as f64;
+    let farthest = |f: &[[Vec3; 2]], c: Vec3| {
+        (f.iter()).fold(0.0, |m: f64, x| m.max((x[1] - x[0] - c).norm()))
+    };
+    let still = farthest(first, Vec3::zeros()) + farthest(second, Vec3::zeros());
+    still.min(farthest(first, mean) + farthest(second, mean))
 }
 
 /// The earliest root `t ∈ [0, 1]` of the coplanarity cubic
@@ -257,6 +266,22 @@ fn inside_triangle(p: Vec3, a: Vec3, b: Vec3, c: Vec3, tol: f64) -> bool {
 mod tests {
     use super::*;
 
+    /// Uniform numbers in [−1, 1) from `seed` (a linear congruential generator).
+    fn uniform(mut seed: u64) -> impl FnMut() -> f64 {
+        move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        }
+    }
+
+    /// A corner's path over a step: a start in the cube [−1, 1)³, moved up to 0.8 per axis.
+    fn random_path(rnd: &mut impl FnMut() -> f64) -> [Vec3; 2] {
+        let p = Vec3::new(rnd(), rnd(), rnd());
+        [p, p + 0.8 * Vec3::new(rnd(), rnd(), rnd())]
+    }
+
     fn brute_closest(p: Vec3, a: Vec3, b: Vec3, c: Vec3) -> f64 {
         let mut best = f64::INFINITY;
         let n = 200;
@@ -340,19 +365,10 @@ mod tests {
 
     #[test]
     fn edge_edge_ccd_agrees_with_dense_sampling_on_random_motions() {
-        let mut seed = 7u64;
-        let mut rnd = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        };
+        let mut rnd = uniform(7);
         let mut hits = 0;
         for _ in 0..400 {
-            let mut path = || {
-                let p = Vec3::new(rnd(), rnd(), rnd());
-                [p, p + 0.8 * Vec3::new(rnd(), rnd(), rnd())]
-            };
+            let mut path = || random_path(&mut rnd);
             let (a, b, c, e) = (path(), path(), path(), path());
             // Brute force: the sign of the oriented volume of the two edges flips between
             // samples where their closest points are interior and nearly meet.
@@ -388,6 +404,69 @@ mod tests {
             }
         }
         assert!(hits >= 10, "the sample has crossings: {hits}");
+    }
+
+    #[test]
+    fn a_motion_common_to_both_features_changes_no_contact() {
+        // Random crossings and misses, then the same with every corner also carried 3 units
+        // along one direction: distances between the features are unchanged, so are the
+        // contacts, and the distance bound (`reach`) still rules out what cannot touch.
+        let mut rnd = uniform(11);
+        let (mut edge_hits, mut point_hits) = (0, 0);
+        for _ in 0..400 {
+            let mut path = || random_path(&mut rnd);
+            let (a, b, c, e) = (path(), path(), path(), path());
+            let carry = 3.0 * Vec3::new(rnd(), rnd(), rnd()).normalize();
+            let moved = |x: [Vec3; 2]| [x[0], x[1] + carry];
+            let same = |t0: Option<f64>, t1: Option<f64>| match (t0, t1) {
+                (Some(t0), Some(t1)) => (t0 - t1).abs() < 1e-6,
+                (t0, t1) => t0.is_none() && t1.is_none(),
+            };
+            let edges = edge_edge_ccd(a, b, c, e, 1e-6);
+            let carried = edge_edge_ccd(moved(a), moved(b), moved(c), moved(e), 1e-6);
+            assert!(same(edges, carried), "{edges:?} vs {carried:?}");
+            edge_hits += usize::from(edges.is_some());
+            let point = point_triangle_ccd(a, b, c, e, 0.0);
+            let carried = point_triangle_ccd(moved(a), moved(b), moved(c), moved(e), 0.0);
+            assert!(same(point, carried), "{point:?} vs {carried:?}");
+            point_hits += usize::from(point.is_some());
+        }
+        assert!(
+            edge_hits >= 10 && point_hits >= 10,
+            "{edge_hits}, {point_hits}"
+        );
+        // A point falling 1 through a triangle 0.9 under it, and an edge through an edge,
+        // all carried 3 units sideways: found, at t = 0.9.
+        let carry = Vec3::new(3.0, 0.0, 1.0);
+        let still = |p: Vec3| [p, p + carry];
+        let falls = |p: Vec3| [p, p + carry - Vec3::y()];
+        let top = Vec3::new(0.1, 0.9, 0.1);
+        let t = point_triangle_ccd(
+            falls(top),
+            still(Vec3::zeros()),
+            still(Vec3::x()),
+            still(Vec3::z()),
+            0.0,
+        );
+        assert!(t.is_some_and(|t| (t - 0.9).abs() < 1e-9), "{t:?}");
+        let (a, b) = (Vec3::new(0.5, 0.9, -1.0), Vec3::new(0.5, 0.9, 1.0));
+        let t = edge_edge_ccd(
+            falls(a),
+            falls(b),
+            still(Vec3::zeros()),
+            still(Vec3::x()),
+            1e-6,
+        );
+        assert!(t.is_some_and(|t| (t - 0.9).abs() < 1e-9), "{t:?}");
+        // Carried together, two parallel edges 1 mm apart are ruled out by the bound alone.
+        let (a, b) = (Vec3::zeros(), Vec3::x());
+        let lift = 1e-3 * Vec3::y();
+        let carried = |p: Vec3| [p, p + Vec3::new(0.0, -0.05, 0.02)];
+        let reach_together = reach(
+            &[carried(a), carried(b)],
+            &[carried(a + lift), carried(b + lift)],
+        );
+        assert!(reach_together < 1e-12, "{reach_together}");
     }
 
     #[test]
