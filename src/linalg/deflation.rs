@@ -92,7 +92,7 @@ pub const MIN_PARTICLES: usize = 2000;
 
 /// Relative tolerance below which every iteration also projects `q` (module doc). The
 /// projection removes rounding only: it kept solves to 1e-13 and the adjoint's solves
-/// from stalling, but a solve stopped at the simulator's deflated tolerance (3e-3) has
+/// from stalling, but a solve stopped at the simulator's deflated tolerance (1e-2) has
 /// not run long enough for that rounding to tell, and skips it (a restriction, a coarse
 /// solve and a product with `Ã Z` per iteration). Measured on the fig.-1 drape
 /// (`linalg::tests::perf::perf_report`, 2 threads, runs alternating): 2,601 particles
