@@ -211,6 +211,27 @@ impl BodyContacts {
             .collect();
     }
 
+    /// The contacts whose alteration pulls their particle down by more than `least` (m):
+    /// `(particle, where the alteration puts it, outward normal)`, for the check of cloth
+    /// lying in the way (`SelfCollision::pulls_onto_cloth`).
+    pub fn pulls(&self, x: &[Vec3], least: f64) -> Vec<(usize, Vec3, Vec3)> {
+        (self.contacts.iter())
+            .filter(|c| c.y.dot(&c.normal) < -least)
+            .map(|c| (c.particle, x[c.particle] + c.y, c.normal))
+            .collect()
+    }
+
+    /// Makes the contacts of the sorted `particles` only push out, as contacts with cloth
+    /// between their particle and the surface ([`alteration`] with `over_cloth`): a pull
+    /// down becomes no alteration.
+    pub fn push_only(&mut self, particles: &[usize]) {
+        for c in &mut self.contacts {
+            if particles.binary_search(&c.particle).is_ok() {
+                c.y = c.y.dot(&c.normal).max(0.0) * c.normal;
+            }
+        }
+    }
+
     /// Appends the contacts' constraints and writes their position alterations into `y`.
     pub fn constrain(&self, v: &[Vec3], constraints: &mut Vec<Constraint>, y: &mut [Vec3]) {
         for c in &self.contacts {
@@ -365,7 +386,9 @@ fn surface_distance(p: Vec3, c: [Vec3; 3]) -> Option<(f64, f64)> {
 /// the surface (`over_cloth`, [`NearbyCloth::over_cloth`]) is only pushed out, never pulled
 /// down to `τ`: that would put it in the plane of the layer under it, and at the floor
 /// pile-up of tests/self_collision.rs every step then crossed that layer down to the
-/// smallest step sizes. It rests where it is, on the cloth under it.
+/// smallest step sizes. It rests where it is, on the cloth under it. Cloth beyond the
+/// springs' reach that a pull would meet is found afterwards
+/// ([`BodyContacts::push_only`]).
 fn alteration(tau: f64, d0: f64, over_cloth: bool) -> f64 {
     if over_cloth {
         (tau - d0).max(0.0)

@@ -202,17 +202,11 @@ impl Simulator {
         // Pulls down onto cloth too far below for a spring to tell (collision::layers):
         // such a contact only pushes out, as one over cloth.
         if let Some(sc) = &mut self.self_collision {
-            let least = PULL_CHECKED_FROM * sc.distance;
-            let pulls: Vec<(usize, Vec3, Vec3)> = (self.contacts.contacts.iter())
-                .filter(|c| c.y.dot(&c.normal) < -least)
-                .map(|c| (c.particle, self.x[c.particle] + c.y, c.normal))
-                .collect();
+            let pulls = self
+                .contacts
+                .pulls(&self.x, PULL_CHECKED_FROM * sc.distance);
             let blocked = sc.pulls_onto_cloth(&self.x, &pulls);
-            for c in &mut self.contacts.contacts {
-                if blocked.binary_search(&c.particle).is_ok() {
-                    c.y = Vec3::zeros();
-                }
-            }
+            self.contacts.push_only(&blocked);
         }
         self.contacts
             .constrain(&self.v, &mut self.constraints, &mut self.y);

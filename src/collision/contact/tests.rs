@@ -278,3 +278,33 @@ fn a_resting_particle_predicted_onto_the_next_face_is_not_pushed_out() {
     );
     assert!(c.y.norm() < 1e-6, "not pushed out: |y| = {} m", c.y.norm());
 }
+
+#[test]
+fn blocked_pulls_become_no_alteration_and_pushes_stay() {
+    let contact = |particle: usize, dy: f64| Contact {
+        particle,
+        body: 0,
+        normal: Vec3::y(),
+        body_velocity: Vec3::zeros(),
+        y: dy * Vec3::y(),
+        stuck: false,
+        friction: 0.0,
+    };
+    let mut contacts = BodyContacts {
+        contacts: vec![
+            contact(0, -2.6e-3),
+            contact(1, 1e-3),
+            contact(2, -1e-9),
+            contact(3, -2e-3),
+        ],
+        ..BodyContacts::default()
+    };
+    let x = vec![Vec3::new(0.0, 4.6e-3, 0.0); 4];
+    // Pulls longer than 1e-6 m: particles 0 and 3, with where they would end.
+    let pulls = contacts.pulls(&x, 1e-6);
+    assert_eq!(pulls.iter().map(|p| p.0).collect::<Vec<_>>(), [0, 3]);
+    assert!((pulls[0].1.y - 2.0e-3).abs() < 1e-15 && pulls[0].2 == Vec3::y());
+    contacts.push_only(&[0, 1]);
+    let y: Vec<f64> = contacts.contacts.iter().map(|c| c.y.y).collect();
+    assert_eq!(y, [0.0, 1e-3, -1e-9, -2e-3]);
+}
