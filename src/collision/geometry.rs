@@ -137,7 +137,7 @@ fn reach(first: &[[Vec3; 2]], second: &[[Vec3; 2]]) -> f64 {
 /// `f(t) = ((b − a) × (c − a)) · (p − a)` of four points moving linearly (`[p, a, b, c]`,
 /// each from `[0]` to `[1]`) at which `accept` holds for the positions at `t`.
 ///
-/// Roots are bracketed between the cubic's critical points and refined by bisection.
+/// Roots are bracketed between the cubic's critical points and refined by [`crossing_time`].
 fn first_coplanar_time(points: [[Vec3; 2]; 4], accept: impl Fn([Vec3; 4]) -> bool) -> Option<f64> {
     let at = |t: f64| points.map(|x| x[0] + (x[1] - x[0]) * t);
     let f = |t: f64| {
@@ -178,30 +178,83 @@ fn first_coplanar_time(points: [[Vec3; 2]; 4], accept: impl Fn([Vec3; 4]) -> boo
         }
     }
     for w in cuts[..kept].windows(2) {
-        let (mut lo, mut hi) = (w[0], w[1]);
-        let (mut flo, fhi) = (f(lo), f(hi));
+        let (lo, hi) = (w[0], w[1]);
+        let (flo, fhi) = (f(lo), f(hi));
         let root = if flo == 0.0 {
             Some(lo)
         } else if flo * fhi > 0.0 {
             None
         } else {
-            for _ in 0..60 {
-                let mid = 0.5 * (lo + hi);
-                let fm = f(mid);
-                if (fm < 0.0) == (flo < 0.0) {
-                    lo = mid;
-                    flo = fm;
-                } else {
-                    hi = mid;
-                }
-            }
-            Some(hi)
+            Some(crossing_time(&f, [lo, hi], [flo, fhi]))
         };
         if let Some(t) = root.filter(|&t| accept(at(t))) {
             return Some(t);
         }
     }
     None
+}
+
+/// Width of the bracket at which [`crossing_time`] stops (a fraction of the step).
+const ROOT_WIDTH: f64 = 1e-13;
+/// Secant steps in a row that may each fail to halve the bracket before [`crossing_time`]
+/// bisects.
+const SLOW: usize = 3;
+
+/// The end of a bracket `[lo, hi]` of a sign change of `f` (values `[f(lo), f(hi)]`, of
+/// opposite signs, `f` monotone in between) narrowed to at most [`ROOT_WIDTH`]: the first
+/// time known to be past the root (`f` of the sign of `f(hi)`, or 0 there).
+///
+/// Illinois false position (Dowell & Jarratt 1971): the secant through the bracket's ends,
+/// with the value of an end kept twice in a row halved, converges superlinearly; after
+/// [`SLOW`] steps in a row that did not halve the bracket the next one bisects, so the
+/// bracket halves at least every `SLOW + 1` steps. A linear `f` (a point passing a fixed
+/// triangle) takes 1-3 evaluations, a cubic about 10, where bisection to the same width
+/// takes 43 and the fixed 60 bisections this replaced took 60.
+fn crossing_time(
+    f: &impl Fn(f64) -> f64,
+    [mut lo, mut hi]: [f64; 2],
+    [mut flo, mut fhi]: [f64; 2],
+) -> f64 {
+    let mut kept = 0i8;
+    let mut slow = 0;
+    // Enough for the guaranteed halvings from width 1 to ROOT_WIDTH.
+    for _ in 0..(SLOW + 1) * 64 {
+        let width = hi - lo;
+        if width <= ROOT_WIDTH {
+            break;
+        }
+        let secant = (lo * fhi - hi * flo) / (fhi - flo);
+        let t = if slow >= SLOW || !(lo < secant && secant < hi) {
+            0.5 * (lo + hi)
+        } else {
+            secant
+        };
+        let ft = f(t);
+        if ft == 0.0 {
+            return t;
+        }
+        if (ft < 0.0) == (flo < 0.0) {
+            lo = t;
+            flo = ft;
+            if kept == 1 {
+                fhi *= 0.5;
+            }
+            kept = 1;
+        } else {
+            hi = t;
+            fhi = ft;
+            if kept == -1 {
+                flo *= 0.5;
+            }
+            kept = -1;
+        }
+        slow = if slow >= SLOW || hi - lo <= 0.5 * width {
+            0
+        } else {
+            slow + 1
+        };
+    }
+    hi
 }
 
 /// Closest points of segments `p1 q1` and `p2 q2` as parameters `(s, u)` in `[0, 1]`
@@ -342,6 +395,49 @@ mod tests {
         let at = |x: &[Vec3; 2]| x[0] + (x[1] - x[0]) * t;
         let n = (at(&b) - at(&a)).cross(&(at(&c) - at(&a))).normalize();
         assert!((at(&p) - at(&a)).dot(&n).abs() < 1e-9);
+    }
+
+    #[test]
+    fn crossing_time_ends_just_past_the_root_in_few_evaluations() {
+        // Cubics with one root in [0, 1] and monotone there ((t − r)(t² + p t + q) with
+        // no real root in the quadratic), steep and flat, and a straight line (a point
+        // passing a fixed triangle): the bracket's end past the root, within ROOT_WIDTH of
+        // it, found with far fewer evaluations than the 43 bisections to that width, and
+        // never more than the guaranteed halvings allow.
+        let mut rnd = uniform(11);
+        let (mut cases, mut evaluations) = (0, 0);
+        for k in 0..300 {
+            let r = 0.5 + 0.499 * rnd();
+            let (p, scale) = (rnd(), 10f64.powf(6.0 * rnd()));
+            let q = p * p / 4.0 + 0.01 + rnd().abs();
+            let f = |t: f64| match k % 3 {
+                0 => scale * (t - r),
+                _ => scale * (t - r) * (t * t + p * t + q) * if k % 3 == 1 { 1.0 } else { -1.0 },
+            };
+            let count = std::cell::Cell::new(0);
+            let counted = |t: f64| {
+                count.set(count.get() + 1);
+                f(t)
+            };
+            let t = crossing_time(&counted, [0.0, 1.0], [f(0.0), f(1.0)]);
+            assert!(
+                t >= r - 4.0 * f64::EPSILON && t - r <= ROOT_WIDTH,
+                "root {r}, got {t}"
+            );
+            assert!(
+                f(t) == 0.0 || (f(t) < 0.0) == (f(1.0) < 0.0),
+                "{t} is past the root"
+            );
+            assert!(
+                count.get() <= (SLOW + 1) * 44,
+                "{} evaluations",
+                count.get()
+            );
+            cases += 1;
+            evaluations += count.get();
+        }
+        let mean = evaluations as f64 / cases as f64;
+        assert!(mean < 12.0, "{mean} evaluations per root");
     }
 
     #[test]
