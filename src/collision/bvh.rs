@@ -76,13 +76,24 @@ pub struct Bvh {
 }
 
 const LEAF_SIZE: usize = 4;
+/// Largest leaf of [`Bvh::build_with_leaves`].
+pub const MAX_LEAF_SIZE: usize = 16;
 
 impl Bvh {
     /// Builds the tree over items with boxes `boxes` (median split on the longest axis of
     /// the centroids).
     pub fn build(boxes: &[Aabb]) -> Self {
+        Self::build_with_leaves(boxes, LEAF_SIZE)
+    }
+
+    /// [`Bvh::build`] with leaves of up to `leaf_size` items (clamped to `1..=`
+    /// [`MAX_LEAF_SIZE`]). Larger leaves trade node visits for box tests: they pay where
+    /// most items overlap their neighbours anyway (see `EDGE_LEAF_SIZE` in
+    /// `self_contact.rs`).
+    pub fn build_with_leaves(boxes: &[Aabb], leaf_size: usize) -> Self {
+        let leaf_size = leaf_size.clamp(1, MAX_LEAF_SIZE);
         let mut bvh = Bvh {
-            nodes: Vec::with_capacity(2 * boxes.len() / LEAF_SIZE + 1),
+            nodes: Vec::with_capacity(2 * boxes.len() / leaf_size + 1),
             order: (0..boxes.len()).collect(),
             items: Vec::new(),
         };
@@ -96,7 +107,7 @@ impl Bvh {
         let mut stack = vec![0usize];
         while let Some(ni) = stack.pop() {
             let (first, count) = (bvh.nodes[ni].first, bvh.nodes[ni].count);
-            if count <= LEAF_SIZE {
+            if count <= leaf_size {
                 continue;
             }
             let mut cb = Aabb::empty();
@@ -315,7 +326,7 @@ impl Bvh {
         };
         // The overlapping pairs are gathered first, without a branch per box test (most of
         // them fail, unpredictably), and tested after, in the same order.
-        let mut found = [(0usize, 0usize); LEAF_SIZE * LEAF_SIZE];
+        let mut found = [(0usize, 0usize); MAX_LEAF_SIZE * MAX_LEAF_SIZE];
         let mut count = 0;
         let mut check = |(bi, i): &(Aabb, usize), (bj, j): &(Aabb, usize)| {
             found[count] = (*i.min(j), *i.max(j));
@@ -366,8 +377,11 @@ mod tests {
                 max: c + Vec3::repeat(size),
             });
         }
-        for n in [0, 1, 3, 5, 60, 700] {
-            let bvh = Bvh::build(&boxes[..n]);
+        for (n, leaf) in [0, 1, 3, 5, 60, 700]
+            .into_iter()
+            .flat_map(|n| [1, LEAF_SIZE, 8, MAX_LEAF_SIZE, 2 * MAX_LEAF_SIZE].map(|leaf| (n, leaf)))
+        {
+            let bvh = Bvh::build_with_leaves(&boxes[..n], leaf);
             let mut got = bvh.overlapping_pairs(|i, j| Some((i, j)));
             let in_order = got.clone();
             got.sort();
@@ -379,7 +393,7 @@ mod tests {
                     }
                 }
             }
-            assert_eq!(got, want, "{n} boxes");
+            assert_eq!(got, want, "{n} boxes, leaves of {leaf}");
             assert!(
                 n < 700 || want.len() > n,
                 "the test has overlaps to find: {}",

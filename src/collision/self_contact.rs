@@ -93,6 +93,15 @@ pub fn add_repulsion_system(
     }
 }
 
+/// Leaf size of the edge hierarchy. Every edge's box overlaps those of the ~10 edges
+/// sharing a particle with it, so a self-traversal finds ~9 adjacent pairs (skipped) for
+/// each pair it tests (resting 2,500-vertex sheet: 40,000 pairs per search, 4,000 not
+/// adjacent); leaves of 8 instead of 4 visit fewer node pairs for them. The result does
+/// not depend on it (edge springs are sorted, crossings sorted): the caches of the sheets
+/// on the sphere and the fig.-1 drape stay bit-identical, at 3-7% less time per frame
+/// (12 and 16 were slower than 8).
+const EDGE_LEAF_SIZE: usize = 8;
+
 /// Self-collision detection over one garment.
 #[derive(Debug, Clone)]
 pub struct SelfCollision {
@@ -143,7 +152,7 @@ impl SelfCollision {
         SelfCollision {
             triangles: model.triangles.clone(),
             tri_bvh: Bvh::build(&tri_boxes),
-            edge_bvh: Bvh::build(&edge_boxes),
+            edge_bvh: Bvh::build_with_leaves(&edge_boxes, EDGE_LEAF_SIZE),
             edges,
             distance,
             previous: Vec::new(),
