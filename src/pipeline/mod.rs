@@ -31,6 +31,7 @@ pub mod record;
 pub mod schedule;
 mod stages;
 pub mod step_control;
+pub mod workers;
 
 pub use params::{ForceModel, Integrator, SolverParams, CONTROL_CG_TOLERANCE};
 pub use record::StepRecord;
@@ -371,7 +372,14 @@ impl Simulator {
 
     /// Advances by `duration` seconds (one frame), adapting the step (Baraff §7).
     /// Fails with [`Error::Simulation`] when the step would fall below the minimum.
+    /// Inside a rayon pool the other workers spin for work meanwhile
+    /// ([`workers::with_spinning_workers`]).
     pub fn advance(&mut self, duration: f64) -> Result<FrameStats> {
+        workers::with_spinning_workers(|| self.advance_frame(duration))
+    }
+
+    /// [`Simulator::advance`] on the calling thread's pool as it is.
+    fn advance_frame(&mut self, duration: f64) -> Result<FrameStats> {
         let end = self.time + duration;
         let mut stats = FrameStats {
             min_step: f64::INFINITY,
