@@ -222,8 +222,8 @@ impl BodyContacts {
     }
 
     /// Makes the contacts of the sorted `particles` only push out, as contacts with cloth
-    /// between their particle and the surface ([`alteration`] with `over_cloth`): a pull
-    /// down becomes no alteration.
+    /// between their particle and the surface (the rule of `alteration` with
+    /// `over_cloth`): a pull down becomes no alteration.
     pub fn push_only(&mut self, particles: &[usize]) {
         for c in &mut self.contacts {
             if particles.binary_search(&c.particle).is_ok() {

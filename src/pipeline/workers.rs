@@ -19,7 +19,13 @@
 //!
 //! The workers spin only inside [`Simulator::advance`](super::Simulator::advance), where
 //! the cores are busy with the frame anyway, and stop when it returns (or unwinds); between
-//! frames (cache writes, progress) they sleep as usual.
+//! frames (cache writes, progress) they sleep as usual. A bake therefore keeps every
+//! worker of its pool (`--threads`) fully busy while it simulates.
+//!
+//! Frames of several simulators advanced at once on one pool stay correct: a spinning job
+//! only ever runs the pool's work, and ends with its own frame; but a worker that picked up
+//! another frame's spinning job while waiting returns to its own frame only when that one
+//! ends. drape advances its simulators one after another.
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
