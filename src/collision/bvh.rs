@@ -342,9 +342,14 @@ impl Bvh {
                 }
             }
             PairTask::Between(a, b) => {
-                for x in range(a) {
-                    for y in range(b) {
-                        check(x, y);
+                // Only an item overlapping the other leaf's box can overlap one of its
+                // items, and two neighbouring leaves overlap in a thin strip.
+                let (first, second) = (range(a), range(b));
+                let (xs, nx) = overlapping(first, &self.nodes[b].bounds);
+                let (ys, ny) = overlapping(second, &self.nodes[a].bounds);
+                for &k in &xs[..nx] {
+                    for &l in &ys[..ny] {
+                        check(&first[k], &second[l]);
                     }
                 }
             }
@@ -353,6 +358,18 @@ impl Bvh {
             out.extend(test(i, j));
         }
     }
+}
+
+/// The positions in `items` (at most [`MAX_LEAF_SIZE`]) of the items whose boxes overlap
+/// `bounds`, in order, and their count.
+fn overlapping(items: &[(Aabb, usize)], bounds: &Aabb) -> ([usize; MAX_LEAF_SIZE], usize) {
+    let mut kept = [0; MAX_LEAF_SIZE];
+    let mut count = 0;
+    for (k, (b, _)) in items.iter().enumerate() {
+        kept[count] = k;
+        count += usize::from(b.overlaps(bounds));
+    }
+    (kept, count)
 }
 
 /// Capacity of the query stack: more than the depth + 1 of any tree over `usize` items.
