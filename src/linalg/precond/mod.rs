@@ -137,10 +137,10 @@ pub struct FactorStats {
 /// Marker of a free particle in `TriangularFactor::filter_of`.
 const FREE: usize = usize::MAX;
 
-/// The permuted work vector of [`TriangularFactor::apply`] (which takes `&self`); a clone
-/// starts empty.
+/// The work vectors of [`TriangularFactor::apply`] (which takes `&self`): the permuted
+/// vector of the sweeps and the terms of the projected dot product; a clone starts empty.
 #[derive(Debug, Default)]
-struct SweepBuffer(Mutex<Vec<Vec3>>);
+struct SweepBuffer(Mutex<(Vec<Vec3>, Vec<f64>)>);
 
 impl Clone for SweepBuffer {
     fn clone(&self) -> Self {
@@ -357,8 +357,9 @@ impl TriangularFactor {
     }
 
     /// `s = P⁻¹ r = L⁻ᵀ D⁻¹ L⁻¹ r` (in the elimination order, module doc); returns
-    /// `Σ_i r_i · project(i, s_i)` (summed in decreasing particle order, on the calling
-    /// thread).
+    /// `Σ_i r_i · project(i, s_i)`, the terms computed in parallel and summed in
+    /// decreasing particle order on the calling thread (the same sum for any number of
+    /// threads).
     ///
     /// With `project(i, ·) = S_i` this is the `δ = rᵀ S P⁻¹ r` of the modified PCG. Taking
     /// the filter inside the product matters near convergence: `r` carries rounding
@@ -368,10 +369,18 @@ impl TriangularFactor {
     /// # Panics
     /// If the last [`TriangularFactor::factor`] failed, or `r`, `s` do not have one entry
     /// per particle (caller bugs).
-    pub fn apply(&self, r: &[Vec3], s: &mut [Vec3], project: impl Fn(usize, Vec3) -> Vec3) -> f64 {
+    pub fn apply(
+        &self,
+        r: &[Vec3],
+        s: &mut [Vec3],
+        project: impl Fn(usize, Vec3) -> Vec3 + Sync,
+    ) -> f64 {
+        let mut work = self.work.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let (y, terms) = &mut *work;
+        terms.resize(r.len(), 0.0);
         if self.complete {
             self.direct.apply(r, s);
-            return projected_dot(r, s, project);
+            return projected_dot(r, s, None, project, terms);
         }
         let st = self
             .structure
@@ -380,28 +389,44 @@ impl TriangularFactor {
         let n = st.n();
         assert_eq!(r.len(), n, "apply: r has the wrong length");
         assert_eq!(s.len(), n, "apply: s has the wrong length");
-        let mut y = self.work.0.lock().unwrap_or_else(PoisonError::into_inner);
         y.resize(n, Vec3::zeros());
         if self.double {
-            sweeps(st, &self.tri, &self.inv_diag, r, &mut y);
+            sweeps(st, &self.tri, &self.inv_diag, r, y);
         } else {
-            sweeps(st, &self.tri32, &self.inv_diag32, r, &mut y);
+            sweeps(st, &self.tri32, &self.inv_diag32, r, y);
         }
-        // s = Πᵀ y and the projected dot product, sequential (`project` need not be Sync).
-        for (k, &i) in st.order.iter().enumerate().rev() {
-            s[i] = y[k];
-        }
-        projected_dot(r, s, project)
+        projected_dot(r, s, Some((y, &st.position)), project, terms)
     }
 }
 
-/// `Σ_i r_iᵀ project(i, s_i)`, sequential in decreasing `i` (`project` need not be Sync).
-fn projected_dot(r: &[Vec3], s: &[Vec3], project: impl Fn(usize, Vec3) -> Vec3) -> f64 {
-    let mut dot = 0.0;
-    for i in (0..r.len()).rev() {
-        dot += r[i].dot(&project(i, s[i]));
-    }
-    dot
+/// Rows per parallel task of [`projected_dot`] (scheduling only: the sum does not depend
+/// on it).
+const DOT_CHUNK: usize = 512;
+
+/// `Σ_i r_iᵀ project(i, s_i)` after `s = Πᵀ y` where `permuted = (y, position)` is given
+/// (`s_i = y[position[i]]`): the gather and the terms in parallel, their sum sequential
+/// in decreasing `i`, so the result is that of the sequential pass it replaced (which
+/// took 2% of the time of the 10,000-particle sheet on the sphere, one thread working).
+fn projected_dot(
+    r: &[Vec3],
+    s: &mut [Vec3],
+    permuted: Option<(&[Vec3], &[usize])>,
+    project: impl Fn(usize, Vec3) -> Vec3 + Sync,
+    terms: &mut [f64],
+) -> f64 {
+    (s.par_chunks_mut(DOT_CHUNK)
+        .zip(terms.par_chunks_mut(DOT_CHUNK)))
+    .enumerate()
+    .for_each(|(c, (sc, tc))| {
+        for (k, (si, ti)) in sc.iter_mut().zip(tc).enumerate() {
+            let i = c * DOT_CHUNK + k;
+            if let Some((y, position)) = permuted {
+                *si = y[position[i]];
+            }
+            *ti = r[i].dot(&project(i, *si));
+        }
+    });
+    terms.iter().rev().fold(0.0, |dot, t| dot + t)
 }
 
 /// The filtered matrix `Ã` (module doc) in elimination order, read slot by slot.

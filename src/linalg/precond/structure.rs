@@ -21,6 +21,8 @@ pub(super) struct Structure {
     pub(super) separator: bool,
     /// Particle at each position.
     pub(super) order: Vec<usize>,
+    /// Position of each particle (the inverse of `order`).
+    pub(super) position: Vec<usize>,
     /// Positions of domain `A`, domain `B` and the separator `S`.
     pub(super) ranges: [Range<usize>; 3],
     /// Start of each permuted row in `col`.
@@ -81,6 +83,7 @@ impl Structure {
             separator,
             ranges: ord.ranges(),
             order: ord.order,
+            position,
             row_ptr,
             col,
             source,
