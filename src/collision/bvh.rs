@@ -76,6 +76,8 @@ pub struct Bvh {
 }
 
 const LEAF_SIZE: usize = 4;
+/// Items per parallel task of [`Bvh::refit_with`] (scheduling only).
+const REFIT_ITEMS: usize = 512;
 /// Largest leaf of [`Bvh::build_with_leaves`].
 pub const MAX_LEAF_SIZE: usize = 16;
 
@@ -156,8 +158,17 @@ impl Bvh {
     /// children always have larger indices than their parent). The item boxes are kept in
     /// tree order, next to their item index, so that a query reads a leaf contiguously.
     pub fn refit(&mut self, boxes: &[Aabb]) {
-        self.items.clear();
-        self.items.extend(self.order.iter().map(|&i| (boxes[i], i)));
+        self.refit_with(|i| boxes[i]);
+    }
+
+    /// [`Bvh::refit`] with item `i`'s box `box_of(i)`, computed in parallel straight into
+    /// the tree-ordered item boxes (no intermediate array of boxes).
+    pub fn refit_with(&mut self, box_of: impl Fn(usize) -> Aabb + Sync) {
+        use rayon::prelude::*;
+        self.items.resize(self.order.len(), (Aabb::empty(), 0));
+        (self.items.par_iter_mut().zip(self.order.par_iter()))
+            .with_min_len(REFIT_ITEMS)
+            .for_each(|(item, &i)| *item = (box_of(i), i));
         for ni in (0..self.nodes.len()).rev() {
             let node = &self.nodes[ni];
             let bounds = if node.leaf {

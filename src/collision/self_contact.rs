@@ -257,8 +257,9 @@ impl SelfCollision {
             return Vec::new();
         }
         let d = self.distance;
-        self.tri_bvh.refit(&boxes(&self.triangles, x, x, d));
-        let (bvh, tris) = (&self.tri_bvh, &self.triangles);
+        let tris = &self.triangles;
+        self.tri_bvh.refit_with(|t| element_box(&tris[t], x, x, d));
+        let bvh = &self.tri_bvh;
         let mut blocked: Vec<usize> = (pulls.par_iter())
             .filter(|&&(i, to, n)| {
                 let mut q = Aabb::empty();
@@ -288,8 +289,9 @@ impl SelfCollision {
     fn search(&mut self, x0: &[Vec3], x1: &[Vec3]) -> Result<Vec<Repulsion>, Vec<usize>> {
         let d = self.distance;
         let moving = x0 != x1;
-        self.tri_bvh.refit(&boxes(&self.triangles, x0, x1, d));
         let tris = &self.triangles;
+        self.tri_bvh
+            .refit_with(|t| element_box(&tris[t], x0, x1, d));
         let near: Vec<Result<Vec<Repulsion>, Vec<usize>>> = (0..x1.len())
             .into_par_iter()
             .map(|p| {
@@ -325,8 +327,9 @@ impl SelfCollision {
             }
         }
         // Edge pairs: boxes grown by d/2 each overlap (see `Bvh::overlapping_pairs`).
-        self.edge_bvh.refit(&boxes(&self.edges, x0, x1, 0.5 * d));
         let edges = &self.edges;
+        self.edge_bvh
+            .refit_with(|e| element_box(&edges[e], x0, x1, 0.5 * d));
         let pairs = self.edge_bvh.overlapping_pairs(|i, j| {
             let (first, second) = (edges[i], edges[j]);
             if adjacent(first, second) {
@@ -360,15 +363,18 @@ impl SelfCollision {
 fn boxes<const N: usize>(elements: &[[usize; N]], x0: &[Vec3], x1: &[Vec3], r: f64) -> Vec<Aabb> {
     elements
         .par_iter()
-        .map(|e| {
-            let mut b = Aabb::empty();
-            for &i in e {
-                b.include(x0[i]);
-                b.include(x1[i]);
-            }
-            b.inflate(r)
-        })
+        .map(|e| element_box(e, x0, x1, r))
         .collect()
+}
+
+/// The box of one element over positions `x0` and `x1`, inflated by `r`.
+fn element_box<const N: usize>(element: &[usize; N], x0: &[Vec3], x1: &[Vec3], r: f64) -> Aabb {
+    let mut b = Aabb::empty();
+    for &i in element {
+        b.include(x0[i]);
+        b.include(x1[i]);
+    }
+    b.inflate(r)
 }
 
 #[cfg(test)]
