@@ -27,7 +27,7 @@
 //! and sticks again when its relative tangential speed falls below 1 cm/s.
 use super::body::BodyState;
 use super::bvh::Aabb;
-use super::geometry::{closest_point_barycentric, point_triangle_ccd};
+use super::geometry::{closest_point_barycentric, point_triangle_ccd_from};
 use super::layers::NearbyCloth;
 use crate::linalg::pcg::Constraint;
 use crate::{Mat3, Vec3};
@@ -415,8 +415,9 @@ fn find_hit(bodies: &[BodyState], x0: Vec3, pred: Vec3, h: f64) -> Option<Hit> {
             let w0 = closest_point_barycentric(x0, c0[0], c0[1], c0[2]);
             let from = x0 - (c0[0] * w0[0] + c0[1] * w0[1] + c0[2] * w0[2]);
             let outside = from.dot(&(c0[1] - c0[0]).cross(&(c0[2] - c0[0]))) >= 0.0;
+            let gap = from.norm();
             if outside {
-                start_distance = start_distance.min(from.norm());
+                start_distance = start_distance.min(gap);
             }
             let n1 = (c1[1] - c1[0]).cross(&(c1[2] - c1[0]));
             let len = n1.norm();
@@ -441,8 +442,9 @@ fn find_hit(bodies: &[BodyState], x0: Vec3, pred: Vec3, h: f64) -> Option<Hit> {
                     return;
                 }
                 let path = [x0, pred];
-                let corners = [0, 1, 2].map(|k| [c0[k], c1[k]]);
-                if point_triangle_ccd(path, corners[0], corners[1], corners[2], 1e-6).is_none() {
+                let [a, b, c] = [0, 1, 2].map(|k| [c0[k], c1[k]]);
+                // `gap` is the distance check's own start (the same nearest point of x0).
+                if point_triangle_ccd_from(gap, [path, a, b, c], 1e-6).is_none() {
                     return;
                 }
             }

@@ -74,10 +74,16 @@ pub fn point_triangle_ccd(
     c: [Vec3; 2],
     tol: f64,
 ) -> Option<f64> {
-    // Far apart at the start for the distance the features move: no contact (see `reach`;
-    // `slack` covers the points `tol` lets lie just outside the triangle).
     let w = closest_point_barycentric(p[0], a[0], b[0], c[0]);
     let gap = (p[0] - (a[0] * w[0] + b[0] * w[1] + c[0] * w[2])).norm();
+    point_triangle_ccd_from(gap, [p, a, b, c], tol)
+}
+
+/// [`point_triangle_ccd`] of the paths `[p, a, b, c]` for a caller that already has
+/// `gap`, the distance from the point to the triangle at the start.
+pub fn point_triangle_ccd_from(gap: f64, [p, a, b, c]: [[Vec3; 2]; 4], tol: f64) -> Option<f64> {
+    // Far apart at the start for the distance the features move: no contact (see `reach`;
+    // `slack` covers the points `tol` lets lie just outside the triangle).
     let slack = tol * ((b[0] - a[0]).norm() + (c[0] - a[0]).norm() + (c[1] - a[1]).norm());
     if gap > reach(&[p], &[a, b, c]) + slack {
         return None;

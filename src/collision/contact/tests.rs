@@ -308,3 +308,50 @@ fn blocked_pulls_become_no_alteration_and_pushes_stay() {
     let y: Vec<f64> = contacts.contacts.iter().map(|c| c.y.y).collect();
     assert_eq!(y, [0.0, 1e-3, -1e-9, -2e-3]);
 }
+
+#[test]
+fn a_particle_crossing_a_face_within_one_step_is_caught_by_the_continuous_test() {
+    let (bodies, _, g) = test_bodies(floor());
+    let h = 1.0 / 48.0;
+    // 5 cm above the floor at 10 m/s downward: the step's predicted end is ~16 cm below
+    // it, too deep for the proximity tests (beyond the thickness and `DEEP_PUSH_OUT`).
+    let v = vec![Vec3::new(0.0, -10.0, 0.0)];
+    let detect = |x: Vec3| {
+        let mut c = BodyContacts::default();
+        c.detect(
+            &bodies,
+            &[x],
+            &v,
+            &[false],
+            &NearbyCloth::none(),
+            h,
+            g,
+            None,
+        );
+        c.contacts
+    };
+    let over = detect(Vec3::new(0.3, 0.05, -0.2));
+    assert_eq!(over.len(), 1, "the path through the floor is a contact");
+    assert!(
+        (over[0].normal - Vec3::y()).norm() < 1e-12,
+        "{:?}",
+        over[0].normal
+    );
+    // Moving out of the floor's reach (past its 1 m edge), and coming up from below the
+    // face: no contact.
+    assert!(detect(Vec3::new(1.3, 0.05, -0.2)).is_empty());
+    let v_up = vec![Vec3::new(0.0, 10.0, 0.0)];
+    let mut c = BodyContacts::default();
+    let x = [Vec3::new(0.3, -0.15, -0.2)];
+    c.detect(
+        &bodies,
+        &x,
+        &v_up,
+        &[false],
+        &NearbyCloth::none(),
+        h,
+        g,
+        None,
+    );
+    assert!(c.contacts.is_empty());
+}
