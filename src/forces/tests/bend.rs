@@ -146,6 +146,12 @@ fn bend_condition_wraps_across_pi() {
     let x = folded_hinge(&mut rng, -175.0 * deg, false);
     let c = bend_condition(&x, 175.0 * deg).c[0];
     assert!((c - 10.0 * deg).abs() < 1e-12, "{c}");
+    // The other way round (θ − θ₀ above π, wrapped down), and within (−π, π) unwrapped.
+    let x = folded_hinge(&mut rng, 175.0 * deg, false);
+    let c = bend_condition(&x, -175.0 * deg).c[0];
+    assert!((c + 10.0 * deg).abs() < 1e-12, "{c}");
+    let c = bend_condition(&x, 170.0 * deg).c[0];
+    assert!((c - 5.0 * deg).abs() < 1e-12, "{c}");
 }
 
 #[test]
