@@ -27,6 +27,7 @@ pub mod forces;
 pub mod io;
 pub mod linalg;
 pub mod model;
+pub mod parallel;
 pub mod pipeline;
 pub mod scene;
 

@@ -164,11 +164,13 @@ impl Bvh {
     /// [`Bvh::refit`] with item `i`'s box `box_of(i)`, computed in parallel straight into
     /// the tree-ordered item boxes (no intermediate array of boxes).
     pub fn refit_with(&mut self, box_of: impl Fn(usize) -> Aabb + Sync) {
-        use rayon::prelude::*;
         self.items.resize(self.order.len(), (Aabb::empty(), 0));
-        (self.items.par_iter_mut().zip(self.order.par_iter()))
-            .with_min_len(REFIT_ITEMS)
-            .for_each(|(item, &i)| *item = (box_of(i), i));
+        let parts = (&mut self.items[..], &self.order[..]);
+        crate::parallel::for_each_chunk(parts, REFIT_ITEMS, |_, (items, order)| {
+            for (item, &i) in items.iter_mut().zip(order) {
+                *item = (box_of(i), i);
+            }
+        });
         for ni in (0..self.nodes.len()).rev() {
             let node = &self.nodes[ni];
             let bounds = if node.leaf {
@@ -249,7 +251,6 @@ impl Bvh {
         &self,
         test: impl Fn(usize, usize) -> Option<T> + Sync,
     ) -> Vec<T> {
-        use rayon::prelude::*;
         if self.items.is_empty() {
             return Vec::new();
         }
@@ -271,21 +272,20 @@ impl Bvh {
                 break;
             }
         }
-        tasks
-            .par_iter()
-            .flat_map_iter(|&t| {
-                let mut out = Vec::new();
-                let mut stack = vec![t];
-                while let Some(t) = stack.pop() {
-                    match self.expand(t) {
-                        // Pushed in reverse so that the walk takes them in order.
-                        Some(children) => stack.extend(children.into_iter().flatten().rev()),
-                        None => self.leaf_pairs(t, &test, &mut out),
-                    }
+        let mut found: Vec<Vec<T>> = Vec::new();
+        crate::parallel::chunks(&tasks[..], 1, &mut found, |_, task| {
+            let mut out = Vec::new();
+            let mut stack = task.to_vec();
+            while let Some(t) = stack.pop() {
+                match self.expand(t) {
+                    // Pushed in reverse so that the walk takes them in order.
+                    Some(children) => stack.extend(children.into_iter().flatten().rev()),
+                    None => self.leaf_pairs(t, &test, &mut out),
                 }
-                out
-            })
-            .collect()
+            }
+            out
+        });
+        found.into_iter().flatten().collect()
     }
 
     /// The subtasks of `t` (`None` entries are pairs of subtrees whose boxes do not

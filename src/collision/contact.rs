@@ -31,10 +31,13 @@ use super::geometry::{closest_point_barycentric, point_triangle_ccd_from};
 use super::layers::NearbyCloth;
 use crate::linalg::pcg::Constraint;
 use crate::{Mat3, Vec3};
-use rayon::prelude::*;
 
 /// Speed below which friction's viscous form is capped (m/s).
 const SLIP_EPS: f64 = 1e-3;
+
+/// Particles per parallel task of contact detection and the penetration check
+/// (scheduling only: contacts come out in particle order).
+const PARTICLE_CHUNK: usize = 256;
 /// Depth (m) down to which a particle found inside a body, right behind a face, is pushed
 /// back out (a garment placed intersecting its body).
 pub const DEEP_PUSH_OUT: f64 = 0.05;
@@ -158,57 +161,59 @@ impl BodyContacts {
         let n = x.len();
         self.memory.resize(n, None);
         let memory = &self.memory;
-        self.contacts = (0..n)
-            .into_par_iter()
-            .filter_map(|i| {
-                if fixed[i] {
-                    return None;
-                }
-                let pred = x[i] + h * v[i] + h * h * g;
-                let hit = find_hit(bodies, x[i], pred, h)?;
-                let mem = memory[i].filter(|m| m.body == hit.body);
-                let approach = -(v[i] - hit.body_velocity).dot(&hit.normal) * h;
-                let landing = approach > 0.5 * bodies[hit.body].thickness;
-                if let (None, Some(a), false, false) = (mem, accel, layers.near(i), landing) {
-                    let a = a[i] * (g.norm() / a[i].norm()).min(1.0);
-                    find_hit(bodies, x[i], x[i] + h * v[i] + h * h * a, h)?;
-                }
-                if let Some(m) = mem {
-                    let outside = hit.d0 >= 0.9 * bodies[hit.body].thickness;
-                    let body = &bodies[hit.body];
-                    let on_body = hit.d0 <= body.thickness * (1.0 + ON_BODY);
-                    let resting = on_body || (hit.d0 <= 1.1 * body.thickness && !layers.near(i));
-                    if m.released && !hit.ccd && outside && !resting {
-                        // Released last step (attractive force): only its own momentum
-                        // carrying it into the body brings it back.
-                        let inertial = x[i] + h * v[i];
-                        find_hit(bodies, x[i], inertial, h)?;
-                    }
-                }
+        let contact_of = |i: usize| -> Option<Contact> {
+            if fixed[i] {
+                return None;
+            }
+            let pred = x[i] + h * v[i] + h * h * g;
+            let hit = find_hit(bodies, x[i], pred, h)?;
+            let mem = memory[i].filter(|m| m.body == hit.body);
+            let approach = -(v[i] - hit.body_velocity).dot(&hit.normal) * h;
+            let landing = approach > 0.5 * bodies[hit.body].thickness;
+            if let (None, Some(a), false, false) = (mem, accel, layers.near(i), landing) {
+                let a = a[i] * (g.norm() / a[i].norm()).min(1.0);
+                find_hit(bodies, x[i], x[i] + h * v[i] + h * h * a, h)?;
+            }
+            if let Some(m) = mem {
+                let outside = hit.d0 >= 0.9 * bodies[hit.body].thickness;
                 let body = &bodies[hit.body];
-                let stuck = match mem {
-                    Some(m) => m.stuck && !m.released,
-                    None => {
-                        // A new contact sticks if the impact's normal impulse (plus gravity
-                        // over the step) can stop its tangential slip under Coulomb's law.
-                        let rel = v[i] - hit.body_velocity;
-                        let vn = rel.dot(&hit.normal);
-                        let vt = (rel - vn * hit.normal).norm();
-                        vt <= body.friction * (vn.abs() + g.norm() * h)
-                    }
-                };
-                Some(Contact {
-                    particle: i,
-                    body: hit.body,
-                    normal: hit.normal,
-                    body_velocity: hit.body_velocity,
-                    y: alteration(body.thickness, hit.d0, layers.over_cloth(i, hit.normal))
-                        * hit.normal,
-                    stuck,
-                    friction: body.friction,
-                })
+                let on_body = hit.d0 <= body.thickness * (1.0 + ON_BODY);
+                let resting = on_body || (hit.d0 <= 1.1 * body.thickness && !layers.near(i));
+                if m.released && !hit.ccd && outside && !resting {
+                    // Released last step (attractive force): only its own momentum
+                    // carrying it into the body brings it back.
+                    let inertial = x[i] + h * v[i];
+                    find_hit(bodies, x[i], inertial, h)?;
+                }
+            }
+            let body = &bodies[hit.body];
+            let stuck = match mem {
+                Some(m) => m.stuck && !m.released,
+                None => {
+                    // A new contact sticks if the impact's normal impulse (plus gravity
+                    // over the step) can stop its tangential slip under Coulomb's law.
+                    let rel = v[i] - hit.body_velocity;
+                    let vn = rel.dot(&hit.normal);
+                    let vt = (rel - vn * hit.normal).norm();
+                    vt <= body.friction * (vn.abs() + g.norm() * h)
+                }
+            };
+            Some(Contact {
+                particle: i,
+                body: hit.body,
+                normal: hit.normal,
+                body_velocity: hit.body_velocity,
+                y: alteration(body.thickness, hit.d0, layers.over_cloth(i, hit.normal))
+                    * hit.normal,
+                stuck,
+                friction: body.friction,
             })
-            .collect();
+        };
+        let mut found: Vec<Vec<Contact>> = Vec::new();
+        crate::parallel::chunks(0..n, PARTICLE_CHUNK, &mut found, |_, particles| {
+            particles.filter_map(contact_of).collect()
+        });
+        self.contacts = found.into_iter().flatten().collect();
     }
 
     /// The contacts whose alteration pulls their particle down by more than `least` (m):
@@ -340,31 +345,34 @@ impl BodyContacts {
     /// fraction of each body's thickness (0 if none): the step check of Baraff §7 extended
     /// to contact trouble.
     pub fn max_penetration(bodies: &[BodyState], x: &[Vec3]) -> f64 {
-        x.par_iter()
-            .map(|&p| {
-                let mut worst: f64 = 0.0;
-                for body in bodies {
-                    let q = Aabb { min: p, max: p }.inflate(body.thickness);
-                    let mut best: Option<(f64, f64)> = None;
-                    body.candidates(&q, |t| {
-                        let (_, c1) = body.corners(t);
-                        if let Some((dist, signed)) = surface_distance(p, c1) {
-                            if best.is_none_or(|b| dist < b.0) {
-                                best = Some((dist, signed));
-                            }
-                        }
-                    });
-                    // Inside only if behind the face: the closest point is the point's own
-                    // projection (a point beside a rim is not inside).
-                    if let Some((dist, signed)) = best {
-                        if signed < 0.0 && -signed >= 0.999 * dist {
-                            worst = worst.max(-signed / body.thickness);
+        let deepest = |p: Vec3| {
+            let mut worst: f64 = 0.0;
+            for body in bodies {
+                let q = Aabb { min: p, max: p }.inflate(body.thickness);
+                let mut best: Option<(f64, f64)> = None;
+                body.candidates(&q, |t| {
+                    let (_, c1) = body.corners(t);
+                    if let Some((dist, signed)) = surface_distance(p, c1) {
+                        if best.is_none_or(|b| dist < b.0) {
+                            best = Some((dist, signed));
                         }
                     }
+                });
+                // Inside only if behind the face: the closest point is the point's own
+                // projection (a point beside a rim is not inside).
+                if let Some((dist, signed)) = best {
+                    if signed < 0.0 && -signed >= 0.999 * dist {
+                        worst = worst.max(-signed / body.thickness);
+                    }
                 }
-                worst
-            })
-            .reduce(|| 0.0, f64::max)
+            }
+            worst
+        };
+        let mut partials = Vec::new();
+        crate::parallel::chunks(x, PARTICLE_CHUNK, &mut partials, |_, part| {
+            part.iter().fold(0.0, |m: f64, &p| m.max(deepest(p)))
+        });
+        partials.into_iter().fold(0.0, f64::max)
     }
 }
 

@@ -20,6 +20,7 @@ use super::pairs::{
 use crate::forces::condition::{condition_forces, condition_system, ConditionEval};
 use crate::forces::{ElementForces, JacobianMode, SystemShare};
 use crate::model::ClothModel;
+use crate::parallel;
 use crate::Vec3;
 use rayon::prelude::*;
 use std::collections::HashSet;
@@ -104,6 +105,10 @@ pub fn add_repulsion_system(
 /// edge search takes 134 → 115 ms (2,500 sheet, 60 frames) and 661 → 610 ms (10,000
 /// sheet) with 16 instead of 8 (three runs each; 8 alone gained nothing from the filter).
 const EDGE_LEAF_SIZE: usize = 16;
+
+/// Particles per parallel task of the point–triangle search (scheduling only: the
+/// springs and crossings come out in particle order).
+const POINT_CHUNK: usize = 128;
 
 /// Self-collision detection over one garment.
 #[derive(Debug, Clone)]
@@ -260,19 +265,21 @@ impl SelfCollision {
         let tris = &self.triangles;
         self.tri_bvh.refit_with(|t| element_box(&tris[t], x, x, d));
         let bvh = &self.tri_bvh;
-        let mut blocked: Vec<usize> = (pulls.par_iter())
-            .filter(|&&(i, to, n)| {
-                let mut q = Aabb::empty();
-                q.include(x[i]);
-                q.include(to);
-                let mut met = false;
-                bvh.query(&q, |t| {
-                    met = met || layers::pull_meets_cloth(x, tris[t], i, to, n, d);
-                });
-                met
-            })
-            .map(|p| p.0)
-            .collect();
+        let meets = |&(i, to, n): &(usize, Vec3, Vec3)| {
+            let mut q = Aabb::empty();
+            q.include(x[i]);
+            q.include(to);
+            let mut met = false;
+            bvh.query(&q, |t| {
+                met = met || layers::pull_meets_cloth(x, tris[t], i, to, n, d);
+            });
+            met
+        };
+        let mut found: Vec<Vec<usize>> = Vec::new();
+        parallel::chunks(pulls, POINT_CHUNK, &mut found, |_, part| {
+            part.iter().filter(|p| meets(p)).map(|p| p.0).collect()
+        });
+        let mut blocked: Vec<usize> = found.into_iter().flatten().collect();
         blocked.sort_unstable();
         blocked
     }
@@ -292,38 +299,41 @@ impl SelfCollision {
         let tris = &self.triangles;
         self.tri_bvh
             .refit_with(|t| element_box(&tris[t], x0, x1, d));
-        let near: Vec<Result<Vec<Repulsion>, Vec<usize>>> = (0..x1.len())
-            .into_par_iter()
-            .map(|p| {
+        // Per chunk of particles, in particle order: the springs of the particles that
+        // cross nothing, and the crossing pairs' particles.
+        let mut near: Vec<(Vec<Repulsion>, Vec<usize>)> = Vec::new();
+        let bvh = &self.tri_bvh;
+        parallel::chunks(0..x1.len(), POINT_CHUNK, &mut near, |_, particles| {
+            let (mut found, mut crossed) = (Vec::new(), Vec::new());
+            for p in particles {
                 let mut q = Aabb::empty();
                 q.include(x0[p]);
                 q.include(x1[p]);
-                let (mut found, mut crossed) = (Vec::new(), Vec::new());
-                self.tri_bvh.query(&q, |t| {
+                let (kept, mut crossing) = (found.len(), false);
+                bvh.query(&q, |t| {
                     let tri = tris[t];
                     if tri.contains(&p) {
                         return;
                     }
                     if moving && point_crosses_triangle(x0, x1, p, tri, FLAT * d) {
                         crossed.extend([p, tri[0], tri[1], tri[2]]);
-                    } else if crossed.is_empty() {
+                        crossing = true;
+                    } else if !crossing {
                         found.extend(point_triangle_spring(x1, p, tri, d));
                     }
                 });
-                if crossed.is_empty() {
-                    Ok(found)
-                } else {
-                    Err(crossed)
+                if crossing {
+                    found.truncate(kept);
                 }
-            })
-            .collect();
+            }
+            (found, crossed)
+        });
         let mut crossed: Vec<usize> = Vec::new();
         let mut springs: Vec<Repulsion> = Vec::new();
-        for r in near {
-            match r {
-                Ok(found) if crossed.is_empty() => springs.extend(found),
-                Ok(_) => {}
-                Err(particles) => crossed.extend(particles),
+        for (found, particles) in near {
+            crossed.extend(particles);
+            if crossed.is_empty() {
+                springs.extend(found);
             }
         }
         // Edge pairs: boxes grown by d/2 each overlap (see `Bvh::overlapping_pairs`).

@@ -45,6 +45,9 @@ const GATHER_CHUNK: usize = 512;
 /// Elements per parallel task of the scatter (scheduling only).
 const SCATTER_CHUNK: usize = 64;
 
+/// Blocks per parallel task of clearing the matrix before a scatter.
+const ZERO_CHUNK: usize = 4096;
+
 /// A colour with fewer elements is scattered on the calling thread: waking the pool for
 /// a few dozen elements costs more than it saves (a mesh of a few hundred particles has
 /// colours of a few dozen elements). Scheduling only: the sums are the same.
@@ -305,8 +308,10 @@ impl AssemblyPlan {
             "scatter_begin: output matrix is over another pattern"
         );
         assert_eq!(rhs.len(), self.pattern.n, "scatter_begin: rhs length");
-        out.values.par_iter_mut().for_each(|b| *b = Mat3::zeros());
-        rhs.par_iter_mut().for_each(|r| *r = Vec3::zeros());
+        crate::parallel::for_each_chunk(&mut out.values[..], ZERO_CHUNK, |_, part| {
+            part.fill(Mat3::zeros());
+        });
+        rhs.fill(Vec3::zeros());
         if let Some(d) = diagonal {
             assert_eq!(d.len(), self.pattern.n, "scatter_begin: diagonal length");
             for (d, &k) in d.iter().zip(&self.diagonal_slots) {
@@ -376,9 +381,7 @@ impl AssemblyPlan {
         if split.in_blocks() < SCATTER_PARALLEL_MIN {
             (0..split.blocks()).for_each(|b| add_all(split.block(b)));
         } else {
-            (0..split.blocks())
-                .into_par_iter()
-                .for_each(|b| add_all(split.block(b)));
+            crate::parallel::for_each_chunk(0..split.blocks(), 1, |b, _| add_all(split.block(b)));
         }
         for c in 0..split.rest.colours() {
             let colour = split.rest.colour(c);
@@ -386,7 +389,7 @@ impl AssemblyPlan {
                 add_all(colour);
             } else {
                 let chunk = SCATTER_CHUNK.max(colour.len().div_ceil(rayon::current_num_threads()));
-                colour.par_chunks(chunk).for_each(add_all);
+                crate::parallel::for_each_chunk(colour, chunk, |_, part| add_all(part));
             }
         }
     }

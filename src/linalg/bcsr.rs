@@ -7,7 +7,6 @@
 //! number of threads.
 use super::BlockPattern;
 use crate::{Mat3, Vec3};
-use rayon::prelude::*;
 use std::sync::Arc;
 
 /// Rows per parallel task of [`BlockCsr::mul_vec`] (only the scheduling granularity: the
@@ -67,14 +66,12 @@ impl BlockCsr {
         let n = self.n();
         assert_eq!(x.len(), n, "mul_vec: x has the wrong length");
         assert_eq!(y.len(), n, "mul_vec: y has the wrong length");
-        y.par_chunks_mut(ROW_CHUNK)
-            .enumerate()
-            .for_each(|(c, chunk)| {
-                let base = c * ROW_CHUNK;
-                for (k, yi) in chunk.iter_mut().enumerate() {
-                    *yi = self.mul_row(base + k, x);
-                }
-            });
+        crate::parallel::for_each_chunk(y, ROW_CHUNK, |c, chunk: &mut [Vec3]| {
+            let base = c * ROW_CHUNK;
+            for (k, yi) in chunk.iter_mut().enumerate() {
+                *yi = self.mul_row(base + k, x);
+            }
+        });
     }
 
     /// The diagonal block of row `i` (zero if `i ≥ n`).

@@ -66,7 +66,6 @@ use super::block3::CHUNK;
 use super::precond::DirectFactor;
 use super::{BlockCsr, BlockPattern};
 use crate::{Mat3, Vec3};
-use rayon::prelude::*;
 use std::sync::Arc;
 
 /// Fewest particles for which the simulator deflates its solves
@@ -261,8 +260,8 @@ impl Deflation {
         // Ã Z row by row: (Ã Z)_iJ = S_i (Σ_{j ∈ J} A_ij S_j) B_J.
         self.az.resize(st.az_col.len(), Mat3::zeros());
         let (basis, pattern) = (&self.basis, &st.pattern);
-        let rows: Vec<(usize, &mut [Mat3])> = split_rows(&mut self.az, &st.az_ptr);
-        rows.into_par_iter().for_each(|(i, out)| {
+        let mut rows: Vec<(usize, &mut [Mat3])> = split_rows(&mut self.az, &st.az_ptr);
+        let fill_row = |i: usize, out: &mut [Mat3]| {
             out.iter_mut().for_each(|b| *b = Mat3::zeros());
             let base = st.az_ptr[i];
             for k in pattern.row_ptr[i]..pattern.row_ptr[i + 1] {
@@ -279,6 +278,11 @@ impl Deflation {
                     Some(s) => s * *b * bj,
                     None => *b * bj,
                 };
+            }
+        };
+        crate::parallel::for_each_chunk(&mut rows[..], CHUNK, |_, part| {
+            for (i, out) in part.iter_mut() {
+                fill_row(*i, out);
             }
         });
         // E_IJ = B_Iᵀ Σ_{i ∈ I} (Ã Z)_iJ, plus I − B_JᵀB_J on the diagonal (the directions
@@ -355,7 +359,7 @@ impl Deflation {
     fn subtract_az(&self, v: &mut [Vec3]) {
         let st = self.structure.as_ref().expect("prepared");
         let (az, yc) = (&self.az, &self.yc);
-        v.par_chunks_mut(CHUNK).enumerate().for_each(|(k, vc)| {
+        crate::parallel::for_each_chunk(v, CHUNK, |k, vc: &mut [Vec3]| {
             for (t, vi) in vc.iter_mut().enumerate() {
                 let i = k * CHUNK + t;
                 for slot in st.az_ptr[i]..st.az_ptr[i + 1] {
@@ -417,13 +421,14 @@ impl Deflation {
         // iteration fewer than one after the other; the same sums).
         let st = self.structure.as_ref().expect("prepared");
         let (az, basis) = (&self.az, &self.basis);
-        (self.rc.par_iter_mut())
-            .zip(self.rr.par_iter_mut())
-            .enumerate()
-            .for_each(|(g, (x, y))| {
+        let parts = (&mut self.rc[..], &mut self.rr[..]);
+        crate::parallel::for_each_chunk(parts, AGGREGATE_CHUNK, |k, (xc, yc)| {
+            for (t, (x, y)) in xc.iter_mut().zip(yc).enumerate() {
+                let g = k * AGGREGATE_CHUNK + t;
                 *x = az_transposed(st, az, s, g);
                 *y = restricted(st, basis, r, g);
-            });
+            }
+        });
         self.factor.apply(&self.rc, &mut self.ys);
         self.rr.iter().zip(&self.ys).map(|(a, b)| a.dot(b)).sum()
     }
@@ -443,7 +448,7 @@ impl Deflation {
     fn prolong(&self, v: &mut [Vec3], sign: f64, filter: &(impl Fn(usize) -> Option<Mat3> + Sync)) {
         let st = self.structure.as_ref().expect("prepared");
         let (basis, yc) = (&self.basis, &self.yc);
-        v.par_chunks_mut(CHUNK).enumerate().for_each(|(k, vc)| {
+        crate::parallel::for_each_chunk(v, CHUNK, |k, vc: &mut [Vec3]| {
             for (t, vi) in vc.iter_mut().enumerate() {
                 let i = k * CHUNK + t;
                 let g = st.agg[i];
@@ -458,16 +463,28 @@ impl Deflation {
     fn restrict(&mut self, v: &[Vec3]) {
         let st = self.structure.as_ref().expect("prepared");
         let basis = &self.basis;
-        (self.rc.par_iter_mut().enumerate()).for_each(|(g, x)| *x = restricted(st, basis, v, g));
+        crate::parallel::for_each_chunk(&mut self.rc[..], AGGREGATE_CHUNK, |k, part| {
+            for (t, x) in part.iter_mut().enumerate() {
+                *x = restricted(st, basis, v, k * AGGREGATE_CHUNK + t);
+            }
+        });
     }
 
     /// `rc = (Ã Z)ᵀ v`: aggregates in parallel, each summed in particle order.
     fn transpose_product(&mut self, v: &[Vec3]) {
         let st = self.structure.as_ref().expect("prepared");
         let az = &self.az;
-        (self.rc.par_iter_mut().enumerate()).for_each(|(g, x)| *x = az_transposed(st, az, v, g));
+        crate::parallel::for_each_chunk(&mut self.rc[..], AGGREGATE_CHUNK, |k, part| {
+            for (t, x) in part.iter_mut().enumerate() {
+                *x = az_transposed(st, az, v, k * AGGREGATE_CHUNK + t);
+            }
+        });
     }
 }
+
+/// Aggregates per parallel task of the passes over the coarse space (scheduling only:
+/// each aggregate's sum is the same whichever thread computes it).
+const AGGREGATE_CHUNK: usize = 32;
 
 /// `(Zᵀ v)_J = B_Jᵀ Σ_{i ∈ J} v_i`, summed in particle order.
 #[inline]

@@ -49,7 +49,7 @@ use super::block3::{spd_inverse_or_diagonal, sum_in_order, CHUNK};
 use super::deflation::{Deflation, PROJECT_PRODUCTS_BELOW};
 use super::precond::{Preconditioner, TriangularFactor};
 use super::BlockCsr;
-use crate::{Mat3, Vec3};
+use crate::{parallel, Mat3, Vec3};
 use rayon::prelude::*;
 
 /// Constraint of one particle: the filter `S_i` (projection on its free directions) and the
@@ -326,10 +326,11 @@ fn solve(
     // The block-Jacobi inverse: the preconditioner of Baraff's method, and the norm of the
     // stopping rule for every preconditioner.
     inv_diag.resize(n, Mat3::zeros());
-    inv_diag
-        .par_iter_mut()
-        .enumerate()
-        .for_each(|(i, p)| *p = spd_inverse_or_diagonal(&a.diagonal(i)));
+    parallel::for_each_chunk(&mut inv_diag[..], CHUNK, |k, part: &mut [Mat3]| {
+        for (t, p) in part.iter_mut().enumerate() {
+            *p = spd_inverse_or_diagonal(&a.diagonal(k * CHUNK + t));
+        }
+    });
 
     // Line 2: Δv = z (free particles have no constrained direction: z = 0), or with a warm
     // start Δv = S dv + z.
@@ -344,7 +345,7 @@ fn solve(
             dv[k.particle] += k.z;
         }
     } else {
-        dv.par_iter_mut().for_each(|x| *x = Vec3::zeros());
+        dv.fill(Vec3::zeros());
         for k in constraints {
             dv[k.particle] = k.z;
         }
@@ -360,9 +361,12 @@ fn solve(
     // the chosen preconditioner. They coincide for block Jacobi.
     let (delta0, mut delta, mut measure) = if triangular {
         // r = f(b − Az), then the sweeps s = P⁻¹ r, then c = f(s) with the reductions.
-        r.par_iter_mut()
-            .enumerate()
-            .for_each(|(i, ri)| *ri = f.apply(i, if has_z { b[i] - q[i] } else { b[i] }));
+        parallel::for_each_chunk(&mut r[..], CHUNK, |k, part: &mut [Vec3]| {
+            for (t, ri) in part.iter_mut().enumerate() {
+                let i = k * CHUNK + t;
+                *ri = f.apply(i, if has_z { b[i] - q[i] } else { b[i] });
+            }
+        });
         if deflate {
             deflation.begin(r, dv, |i| f.matrix(i));
         }
@@ -370,11 +374,11 @@ fn solve(
         if deflate {
             deflation.correct(s, r, |i| f.matrix(i));
         }
-        c.par_chunks_mut(CHUNK)
-            .zip(s.par_chunks(CHUNK))
-            .zip(r.par_chunks(CHUNK))
-            .enumerate()
-            .map(|(k, ((cc, sc), rc))| {
+        parallel::chunks(
+            (&mut c[..], &s[..], &r[..]),
+            CHUNK,
+            partials3,
+            |k, (cc, sc, rc)| {
                 let (mut d0, mut d, mut m) = (0.0, 0.0, 0.0);
                 for (t, ((ci, si), ri)) in cc.iter_mut().zip(sc).zip(rc).enumerate() {
                     let i = k * CHUNK + t;
@@ -385,8 +389,8 @@ fn solve(
                     m += ri.dot(&f.apply(i, inv_diag[i] * ri));
                 }
                 (d0, d, m)
-            })
-            .collect_into_vec(partials3);
+            },
+        );
         partials3
             .iter()
             .fold((0.0, 0.0, 0.0), |(s0, s1, s2), &(p0, p1, p2)| {
@@ -430,18 +434,15 @@ fn solve(
             break false;
         }
         // Lines 8-9: q = f(A c), α = δ / cᵀq.
-        q.par_chunks_mut(CHUNK)
-            .enumerate()
-            .map(|(k, qc)| {
-                let mut acc = 0.0;
-                for (t, qi) in qc.iter_mut().enumerate() {
-                    let i = k * CHUNK + t;
-                    *qi = f.apply(i, a.mul_row(i, c));
-                    acc += c[i].dot(qi);
-                }
-                acc
-            })
-            .collect_into_vec(partials);
+        parallel::chunks(&mut q[..], CHUNK, partials, |k, qc: &mut [Vec3]| {
+            let mut acc = 0.0;
+            for (t, qi) in qc.iter_mut().enumerate() {
+                let i = k * CHUNK + t;
+                *qi = f.apply(i, a.mul_row(i, c));
+                acc += c[i].dot(qi);
+            }
+            acc
+        });
         let cq = sum_in_order(partials);
         // q ← P_D q, fused into the update of r below: keeps r orthogonal to the coarse
         // space against rounding (q's coarse part is rounding, c being Ã-orthogonal to
@@ -458,28 +459,23 @@ fn solve(
         // triangular P⁻¹ after the element-wise pass).
         let delta_new = if triangular {
             let coarse = &*deflation;
-            dv.par_chunks_mut(CHUNK)
-                .zip(r.par_chunks_mut(CHUNK))
-                .zip(c.par_chunks(CHUNK))
-                .zip(q.par_chunks(CHUNK))
-                .enumerate()
-                .map(|(k, (((dvc, rc), cc), qc))| {
-                    let mut m = 0.0;
-                    let it = dvc.iter_mut().zip(rc.iter_mut()).zip(cc).zip(qc);
-                    for (t, (((dvi, ri), ci), qi)) in it.enumerate() {
-                        let i = k * CHUNK + t;
-                        *dvi += alpha * ci;
-                        *ri -= alpha
-                            * if project_q {
-                                qi - coarse.az_row(i)
-                            } else {
-                                *qi
-                            };
-                        m += ri.dot(&f.apply(i, inv_diag[i] * *ri));
-                    }
-                    m
-                })
-                .collect_into_vec(partials);
+            let parts = (&mut dv[..], &mut r[..], &c[..], &q[..]);
+            parallel::chunks(parts, CHUNK, partials, |k, (dvc, rc, cc, qc)| {
+                let mut m = 0.0;
+                let it = dvc.iter_mut().zip(rc.iter_mut()).zip(cc).zip(qc);
+                for (t, (((dvi, ri), ci), qi)) in it.enumerate() {
+                    let i = k * CHUNK + t;
+                    *dvi += alpha * ci;
+                    *ri -= alpha
+                        * if project_q {
+                            qi - coarse.az_row(i)
+                        } else {
+                            *qi
+                        };
+                    m += ri.dot(&f.apply(i, inv_diag[i] * *ri));
+                }
+                m
+            });
             measure = sum_in_order(partials);
             let d = factor.apply(r, s, |i, x| f.apply(i, x));
             if deflate {
@@ -501,15 +497,12 @@ fn solve(
         let beta = delta_new / delta;
         delta = delta_new;
         let coarse = &*deflation;
-        c.par_chunks_mut(CHUNK)
-            .zip(s.par_chunks(CHUNK))
-            .enumerate()
-            .for_each(|(k, (cc, sc))| {
-                for (t, (ci, si)) in cc.iter_mut().zip(sc).enumerate() {
-                    let i = k * CHUNK + t;
-                    *ci = f.apply(i, si - coarse.basis_row(i) + beta * *ci);
-                }
-            });
+        parallel::for_each_chunk((&mut c[..], &s[..]), CHUNK, |k, (cc, sc)| {
+            for (t, (ci, si)) in cc.iter_mut().zip(sc).enumerate() {
+                let i = k * CHUNK + t;
+                *ci = f.apply(i, si - coarse.basis_row(i) + beta * *ci);
+            }
+        });
     };
     PcgResult {
         iterations,

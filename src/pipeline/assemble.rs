@@ -175,10 +175,12 @@ impl System {
             elements.visit_second(&mut sink);
             elements.visit_repulsions(&mut sink);
         }
-        self.rhs
-            .par_iter_mut()
-            .zip(model.mass.par_iter())
-            .for_each(|(b, &m)| *b += h * gravity(m, g));
+        let parts = (&mut self.rhs[..], &model.mass[..]);
+        crate::parallel::for_each_chunk(parts, crate::linalg::block3::CHUNK, |_, (rhs, mass)| {
+            for (b, &m) in rhs.iter_mut().zip(mass) {
+                *b += h * gravity(m, g);
+            }
+        });
     }
 
     /// `(∂f/∂x)ᵀ w` with the Jacobians of `mode` at state `(x, v)`, over the current

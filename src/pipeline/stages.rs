@@ -8,8 +8,7 @@ use crate::collision::layers::NearbyCloth;
 use crate::collision::BodyContacts;
 use crate::forces::JacobianMode;
 use crate::linalg::constraint_forces::constraint_forces;
-use crate::Vec3;
-use rayon::prelude::*;
+use crate::{parallel, Vec3};
 use std::time::Instant;
 
 impl Simulator {
@@ -225,19 +224,23 @@ impl Simulator {
         hs: f64,
         tolerate_crossing: bool,
     ) -> Result<bool, Rejection> {
-        let mut x_new: Vec<Vec3> = self
-            .x
-            .par_iter()
-            .zip(self.v.par_iter())
-            .zip(self.dv.par_iter().zip(self.y.par_iter()))
-            .map(|((x, v), (dv, y))| x + hs * (v + dv) + y)
-            .collect();
-        if let Some(t) = &self.integ.bdf2 {
-            x_new
-                .par_iter_mut()
-                .zip(t.eta.par_iter())
-                .for_each(|(x, e)| *x += e);
-        }
+        let mut x_new = vec![Vec3::zeros(); self.x.len()];
+        let eta = self.integ.bdf2.as_ref().map(|t| &t.eta[..]);
+        let parts = (
+            &mut x_new[..],
+            &self.x[..],
+            &self.v[..],
+            &self.dv[..],
+            &self.y[..],
+        );
+        parallel::for_each_chunk(parts, PARTICLE_CHUNK, |k, (out, x, v, dv, y)| {
+            for (t, o) in out.iter_mut().enumerate() {
+                *o = x[t] + hs * (v[t] + dv[t]) + y[t];
+                if let Some(eta) = eta {
+                    *o += eta[k * PARTICLE_CHUNK + t];
+                }
+            }
+        });
         self.check_and_commit(x_new, None, h, tolerate_crossing)
     }
 
@@ -282,19 +285,25 @@ impl Simulator {
         let shifted: Vec<Vec3> = self.x.iter().zip(&self.y).map(|(x, y)| x + y).collect();
         let (tris, rest) = (&self.model.triangles, &self.model.rest);
         let jump = if limit.is_finite() {
-            (tris.par_iter().zip(rest.par_iter()))
-                .map(|(t, r)| {
-                    let unaltered = || {
-                        let moved = t.iter().any(|&i| self.y[i] != Vec3::zeros());
-                        moved.then(|| stretch_measure(t, r, &self.x))
-                    };
-                    let (start, end) = (
-                        stretch_measure(t, r, &shifted),
-                        stretch_measure(t, r, &x_new),
-                    );
-                    stretch_jump(start, end, unaltered)
-                })
-                .reduce(|| 0.0, f64::max)
+            let jump_of = |t: &[usize; 3], r| {
+                let unaltered = || {
+                    let moved = t.iter().any(|&i| self.y[i] != Vec3::zeros());
+                    moved.then(|| stretch_measure(t, r, &self.x))
+                };
+                let (start, end) = (
+                    stretch_measure(t, r, &shifted),
+                    stretch_measure(t, r, &x_new),
+                );
+                stretch_jump(start, end, unaltered)
+            };
+            let mut partials = Vec::new();
+            parallel::chunks(
+                (&tris[..], &rest[..]),
+                PARTICLE_CHUNK,
+                &mut partials,
+                |_, (t, r)| (t.iter().zip(r)).fold(0.0, |m: f64, (t, r)| m.max(jump_of(t, r))),
+            );
+            partials.into_iter().fold(0.0, f64::max)
         } else {
             0.0
         };
@@ -362,6 +371,10 @@ impl Simulator {
         Ok(crossed)
     }
 }
+
+/// Particles (or triangles) per parallel task of the position update and the stretch
+/// check (scheduling only: element-wise work, maxima).
+const PARTICLE_CHUNK: usize = 512;
 
 /// Share of the repulsion distance below which a body contact's pull down is rounding (a
 /// particle resting at the thickness) and is not checked against the cloth under it.

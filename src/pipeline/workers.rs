@@ -26,6 +26,7 @@
 //! only ever runs the pool's work, and ends with its own frame; but a worker that picked up
 //! another frame's spinning job while waiting returns to its own frame only when that one
 //! ends. drape advances its simulators one after another.
+use crate::parallel::SetOnDrop;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -45,9 +46,11 @@ fn spinning<T>(f: impl FnOnce() -> T, running: &Arc<AtomicUsize>) -> T {
     if others == 0 {
         return f();
     }
-    let stop = Stop(Arc::new(AtomicBool::new(false)));
+    let stop = Arc::new(AtomicBool::new(false));
+    // Ends the spinning jobs after `f` returns or unwinds.
+    let _stop = SetOnDrop(&stop);
     for _ in 0..others {
-        let (stop, running) = (stop.0.clone(), running.clone());
+        let (stop, running) = (stop.clone(), running.clone());
         rayon::spawn(move || {
             // The caller may take its own job back while it waits for work it handed
             // out: spinning there would block it under this job until `stop`, which only
@@ -67,27 +70,12 @@ fn spinning<T>(f: impl FnOnce() -> T, running: &Arc<AtomicUsize>) -> T {
     f()
 }
 
-/// Sets the flag that ends the spinning jobs when dropped: after `f` returns or unwinds.
-struct Stop(Arc<AtomicBool>);
-
-impl Drop for Stop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Release);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parallel::pool;
     use rayon::prelude::*;
     use std::time::{Duration, Instant};
-
-    fn pool(threads: usize) -> rayon::ThreadPool {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-    }
 
     /// Waits up to 10 s for `done`.
     fn eventually(done: impl Fn() -> bool) -> bool {

@@ -33,7 +33,7 @@
 //! permutation putting the particles in the order `A, B, S` — two domains that share no
 //! entry of `A` and the BFS level separating them. Rows of `A` and rows of `B` depend
 //! only on rows of their own domain, so the factorisation and both sweeps run the two
-//! domains on two threads (`rayon::join`) and only the separator sequentially:
+//! domains on two threads ([`crate::parallel::join`]) and only the separator sequentially:
 //!
 //! ```text
 //! factor:   rows of A ∥ rows of B,   then rows of S
@@ -68,7 +68,6 @@ use self::structure::Structure;
 use super::block3::cholesky_inverse;
 use super::BlockCsr;
 use crate::{Mat3, Vec3};
-use rayon::prelude::*;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -346,14 +345,15 @@ impl TriangularFactor {
         }
         self.tri32.resize(self.tri.len(), Mat3f::zeros());
         self.inv_diag32.resize(self.inv_diag.len(), Mat3f::zeros());
-        self.tri32
-            .par_iter_mut()
-            .zip(self.tri.par_iter())
-            .for_each(|(o, m)| *o = m.cast());
-        self.inv_diag32
-            .par_iter_mut()
-            .zip(self.inv_diag.par_iter())
-            .for_each(|(o, m)| *o = m.cast());
+        let round = |(out, exact): (&mut [Mat3f], &[Mat3])| {
+            for (o, m) in out.iter_mut().zip(exact) {
+                *o = m.cast();
+            }
+        };
+        let tri = (&mut self.tri32[..], &self.tri[..]);
+        crate::parallel::for_each_chunk(tri, ROUND_CHUNK, |_, part| round(part));
+        let diagonal = (&mut self.inv_diag32[..], &self.inv_diag[..]);
+        crate::parallel::for_each_chunk(diagonal, ROUND_CHUNK, |_, part| round(part));
     }
 
     /// `s = P⁻¹ r = L⁻ᵀ D⁻¹ L⁻¹ r` (in the elimination order, module doc); returns
@@ -399,6 +399,9 @@ impl TriangularFactor {
     }
 }
 
+/// Blocks per parallel task of the rounding of the factors (scheduling only).
+const ROUND_CHUNK: usize = 2048;
+
 /// Rows per parallel task of [`projected_dot`] (scheduling only: the sum does not depend
 /// on it).
 const DOT_CHUNK: usize = 512;
@@ -414,10 +417,7 @@ fn projected_dot(
     project: impl Fn(usize, Vec3) -> Vec3 + Sync,
     terms: &mut [f64],
 ) -> f64 {
-    (s.par_chunks_mut(DOT_CHUNK)
-        .zip(terms.par_chunks_mut(DOT_CHUNK)))
-    .enumerate()
-    .for_each(|(c, (sc, tc))| {
+    crate::parallel::for_each_chunk((s, &mut *terms), DOT_CHUNK, |c, (sc, tc)| {
         for (k, (si, ti)) in sc.iter_mut().zip(tc).enumerate() {
             let i = c * DOT_CHUNK + k;
             if let Some((y, position)) = permuted {

@@ -24,7 +24,7 @@ pub(super) struct Rows {
     pub(super) row_base: usize,
 }
 
-/// Runs `rows_loop` on domain `A` and domain `B` in parallel (`rayon::join`; in sequence
+/// Runs `rows_loop` on domain `A` and domain `B` in parallel ([`crate::parallel::join`]; in sequence
 /// on one thread, with the same result), then, if both returned `Some`, on the separator.
 /// Returns the sum of the three results, `None` if one failed.
 ///
@@ -60,7 +60,7 @@ pub(super) fn by_domains(
         if b.is_empty() {
             run_a().map(|x| (x, 0))
         } else {
-            match rayon::join(run_a, || {
+            match crate::parallel::join(run_a, || {
                 on_own(buf_b, |buf| rows_loop(&rows_b, l_b, d_b, buf))
             }) {
                 (Some(x), Some(y)) => Some((x, y)),
@@ -210,7 +210,7 @@ pub(super) fn sweeps<B: Block + Sync>(
         if b.is_empty() {
             run_a();
         } else {
-            rayon::join(run_a, || forward(st, b.clone(), b.start, l, r, y_b));
+            crate::parallel::join(run_a, || forward(st, b.clone(), b.start, l, r, y_b));
         }
     }
     forward(st, s.clone(), 0, l, r, y);
@@ -222,7 +222,7 @@ pub(super) fn sweeps<B: Block + Sync>(
     if b.is_empty() {
         run_a();
     } else {
-        rayon::join(run_a, || {
+        crate::parallel::join(run_a, || {
             backward(st, b.clone(), l, d_inv, (y_b, b.start), (y_s, s.start))
         });
     }
