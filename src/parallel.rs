@@ -164,6 +164,19 @@ where
     run(parts, &mut out, 0, chunk, &f);
 }
 
+/// `out[i] = value(i)` for every `i`, in parallel chunks of `chunk` elements.
+pub fn fill<T, F>(out: &mut [T], chunk: usize, value: F)
+where
+    T: Send,
+    F: Fn(usize) -> T + Sync,
+{
+    for_each_chunk(out, chunk, |k, part: &mut [T]| {
+        for (t, o) in part.iter_mut().enumerate() {
+            *o = value(k * chunk + t);
+        }
+    });
+}
+
 /// The chunks `first ..` of `parts`, one per entry of `out`, halving the range.
 fn run<S, T, F>(parts: S, out: &mut [T], first: usize, chunk: usize, f: &F)
 where

@@ -165,11 +165,9 @@ impl Bvh {
     /// the tree-ordered item boxes (no intermediate array of boxes).
     pub fn refit_with(&mut self, box_of: impl Fn(usize) -> Aabb + Sync) {
         self.items.resize(self.order.len(), (Aabb::empty(), 0));
-        let parts = (&mut self.items[..], &self.order[..]);
-        crate::parallel::for_each_chunk(parts, REFIT_ITEMS, |_, (items, order)| {
-            for (item, &i) in items.iter_mut().zip(order) {
-                *item = (box_of(i), i);
-            }
+        let order = &self.order;
+        crate::parallel::fill(&mut self.items, REFIT_ITEMS, |k| {
+            (box_of(order[k]), order[k])
         });
         for ni in (0..self.nodes.len()).rev() {
             let node = &self.nodes[ni];

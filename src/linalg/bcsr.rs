@@ -66,12 +66,7 @@ impl BlockCsr {
         let n = self.n();
         assert_eq!(x.len(), n, "mul_vec: x has the wrong length");
         assert_eq!(y.len(), n, "mul_vec: y has the wrong length");
-        crate::parallel::for_each_chunk(y, ROW_CHUNK, |c, chunk: &mut [Vec3]| {
-            let base = c * ROW_CHUNK;
-            for (k, yi) in chunk.iter_mut().enumerate() {
-                *yi = self.mul_row(base + k, x);
-            }
-        });
+        crate::parallel::fill(y, ROW_CHUNK, |i| self.mul_row(i, x));
     }
 
     /// The diagonal block of row `i` (zero if `i ≥ n`).

@@ -463,10 +463,8 @@ impl Deflation {
     fn restrict(&mut self, v: &[Vec3]) {
         let st = self.structure.as_ref().expect("prepared");
         let basis = &self.basis;
-        crate::parallel::for_each_chunk(&mut self.rc[..], AGGREGATE_CHUNK, |k, part| {
-            for (t, x) in part.iter_mut().enumerate() {
-                *x = restricted(st, basis, v, k * AGGREGATE_CHUNK + t);
-            }
+        crate::parallel::fill(&mut self.rc, AGGREGATE_CHUNK, |g| {
+            restricted(st, basis, v, g)
         });
     }
 
@@ -474,10 +472,8 @@ impl Deflation {
     fn transpose_product(&mut self, v: &[Vec3]) {
         let st = self.structure.as_ref().expect("prepared");
         let az = &self.az;
-        crate::parallel::for_each_chunk(&mut self.rc[..], AGGREGATE_CHUNK, |k, part| {
-            for (t, x) in part.iter_mut().enumerate() {
-                *x = az_transposed(st, az, v, k * AGGREGATE_CHUNK + t);
-            }
+        crate::parallel::fill(&mut self.rc, AGGREGATE_CHUNK, |g| {
+            az_transposed(st, az, v, g)
         });
     }
 }

@@ -326,11 +326,7 @@ fn solve(
     // The block-Jacobi inverse: the preconditioner of Baraff's method, and the norm of the
     // stopping rule for every preconditioner.
     inv_diag.resize(n, Mat3::zeros());
-    parallel::for_each_chunk(&mut inv_diag[..], CHUNK, |k, part: &mut [Mat3]| {
-        for (t, p) in part.iter_mut().enumerate() {
-            *p = spd_inverse_or_diagonal(&a.diagonal(k * CHUNK + t));
-        }
-    });
+    parallel::fill(inv_diag, CHUNK, |i| spd_inverse_or_diagonal(&a.diagonal(i)));
 
     // Line 2: Δv = z (free particles have no constrained direction: z = 0), or with a warm
     // start Δv = S dv + z.
@@ -361,11 +357,8 @@ fn solve(
     // the chosen preconditioner. They coincide for block Jacobi.
     let (delta0, mut delta, mut measure) = if triangular {
         // r = f(b − Az), then the sweeps s = P⁻¹ r, then c = f(s) with the reductions.
-        parallel::for_each_chunk(&mut r[..], CHUNK, |k, part: &mut [Vec3]| {
-            for (t, ri) in part.iter_mut().enumerate() {
-                let i = k * CHUNK + t;
-                *ri = f.apply(i, if has_z { b[i] - q[i] } else { b[i] });
-            }
+        parallel::fill(r, CHUNK, |i| {
+            f.apply(i, if has_z { b[i] - q[i] } else { b[i] })
         });
         if deflate {
             deflation.begin(r, dv, |i| f.matrix(i));
