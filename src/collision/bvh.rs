@@ -78,6 +78,8 @@ pub struct Bvh {
 const LEAF_SIZE: usize = 4;
 /// Items per parallel task of [`Bvh::refit_with`] (scheduling only).
 const REFIT_ITEMS: usize = 512;
+/// Nodes per parallel task of the leaves' refit (scheduling only).
+const REFIT_NODES: usize = 256;
 /// Largest leaf of [`Bvh::build_with_leaves`].
 pub const MAX_LEAF_SIZE: usize = 16;
 
@@ -169,18 +171,22 @@ impl Bvh {
         crate::parallel::fill(&mut self.items, REFIT_ITEMS, |k| {
             (box_of(order[k]), order[k])
         });
+        // The leaves from their items in parallel (most of the work), then the inner
+        // nodes from their children, children first.
+        let items = &self.items;
+        crate::parallel::for_each_chunk(&mut self.nodes[..], REFIT_NODES, |_, part| {
+            for node in part.iter_mut().filter(|n| n.leaf) {
+                node.bounds = items[node.first..node.first + node.count]
+                    .iter()
+                    .fold(Aabb::empty(), |b, (item, _)| b.merge(item));
+            }
+        });
         for ni in (0..self.nodes.len()).rev() {
             let node = &self.nodes[ni];
-            let bounds = if node.leaf {
-                self.items[node.first..node.first + node.count]
-                    .iter()
-                    .fold(Aabb::empty(), |b, (item, _)| b.merge(item))
-            } else {
-                self.nodes[node.first]
-                    .bounds
-                    .merge(&self.nodes[node.first + 1].bounds)
-            };
-            self.nodes[ni].bounds = bounds;
+            if !node.leaf {
+                let (l, r) = (node.first, node.first + 1);
+                self.nodes[ni].bounds = self.nodes[l].bounds.merge(&self.nodes[r].bounds);
+            }
         }
     }
 

@@ -38,6 +38,7 @@ const SLIP_EPS: f64 = 1e-3;
 /// Particles per parallel task of contact detection and the penetration check
 /// (scheduling only: contacts come out in particle order).
 const PARTICLE_CHUNK: usize = 256;
+
 /// Depth (m) down to which a particle found inside a body, right behind a face, is pushed
 /// back out (a garment placed intersecting its body).
 pub const DEEP_PUSH_OUT: f64 = 0.05;
