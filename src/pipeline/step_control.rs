@@ -3,28 +3,15 @@
 //! ```text
 //! reject (stretch jump, failed solve) → h ← h/2, or h_tried/2 if h/2 ≥ h_tried; if the
 //!                                         rejected step had just grown,
-//!                                         wait(h) ← min(2·wait(h), max_wait)
-//! accept → successes += 1; if h < h_max and successes ≥ wait(2h) and the step was calm
+//!                                         wait ← min(2·wait, max_wait)
+//! accept → successes += 1; if h < h_max and successes ≥ wait and the step was calm
 //!          (largest stretch jump ≤ GROW_BELOW × max_stretch_change) → h ← min(2h, h_max)
 //! ```
-//! `wait(h)` belongs to the level of `h` (`h_max / 2^k`): how many successes the step
-//! waits for before growing to `h`. A grown step that is then accepted resets the wait of
-//! its own level only. With one wait for all levels, the growth 1/8 → 1/4 frame that
-//! succeeded reset the wait that the failed growth 1/4 → 1/2 had doubled, and the drape of
-//! Baraff's fig. 1 tried 1/2 frame again after two steps at 1/4, six times in 24 frames,
-//! failing each time (the stretch jump grows about as `h²` to `h³` there). Per level
-//! (`cargo bench --bench sheet`, 24 frames, alternating): fig.-1 drape 3.50 → 3.42 steps
-//! per frame, 17 → 15 rejections, 29.8 → 28.2 ms/frame; the two-corner sheet at 7,396
-//! particles 3.46 → 2.83 steps per frame, 98.9 → 80.5 ms/frame; at 484 and 900 particles
-//! 2.79 → 2.88 and 2.75 → 2.83 steps per frame (5.8 → 6.3 and 11.2 → 11.6 ms/frame), at
-//! 2,601 unchanged; the sheets on the sphere of `scripts/bench-vs-blender.sh`: 2,500
-//! vertices 114 → 113 steps (17 → 16 rejections), 10,000 vertices and the skirt
-//! unchanged (byte-identical caches).
 //! A step whose stretch already changed by more than half the limit would, doubled, most
 //! likely break it (the change grows at least linearly with h): growing then only buys a
 //! rejection, the halving back and a doubled wait. The successes still count, and the
 //! step grows after the first calm one.
-//! `h_tried` is
+//! A grown step that is then accepted resets the wait to its initial value. `h_tried` is
 //! the step actually taken, which the end of a frame can cut below `h`: halving `h` alone
 //! could then leave it at or above `h_tried`, and the very step that failed would be tried
 //! again, identically (2 of the 25 rejections of the 2,500-vertex sheet on a sphere, 60
@@ -35,9 +22,6 @@
 /// Largest stretch jump, as a fraction of the limit, of a step after which the step grows.
 pub const GROW_BELOW: f64 = 0.5;
 
-/// Step levels (`h_max / 2^k`) with a wait of their own; smaller steps share the last.
-const LEVELS: usize = 24;
-
 /// State of the step-size controller.
 #[derive(Debug, Clone)]
 pub struct StepControl {
@@ -45,8 +29,7 @@ pub struct StepControl {
     h_max: f64,
     h_min: f64,
     successes: u32,
-    /// Successes to wait for before growing to the step of each level (`h_max / 2^k`).
-    waits: [u32; LEVELS],
+    wait: u32,
     initial_wait: u32,
     max_wait: u32,
     just_grew: bool,
@@ -60,7 +43,7 @@ impl StepControl {
             h_max,
             h_min,
             successes: 0,
-            waits: [initial_wait.max(1); LEVELS],
+            wait: initial_wait.max(1),
             initial_wait: initial_wait.max(1),
             max_wait: max_wait.max(initial_wait.max(1)),
             just_grew: false,
@@ -72,27 +55,15 @@ impl StepControl {
         self.h
     }
 
-    /// The level of step `h`: `k` for `h ≈ h_max / 2^k`.
-    fn level(&self, h: f64) -> usize {
-        let k = (self.h_max / h).log2().round();
-        if k.is_finite() && k > 0.0 {
-            (k as usize).min(LEVELS - 1)
-        } else {
-            0
-        }
-    }
-
     /// Records an accepted step whose largest stretch jump was `jump` times the limit
     /// (0 where stretch is not checked).
     pub fn accept(&mut self, jump: f64) {
         if self.just_grew {
-            let level = self.level(self.h);
-            self.waits[level] = self.initial_wait;
+            self.wait = self.initial_wait;
             self.just_grew = false;
         }
         self.successes += 1;
-        let wait = self.waits[self.level(2.0 * self.h)];
-        if self.h < self.h_max && self.successes >= wait && jump <= GROW_BELOW {
+        if self.h < self.h_max && self.successes >= self.wait && jump <= GROW_BELOW {
             self.h = (2.0 * self.h).min(self.h_max);
             self.successes = 0;
             self.just_grew = true;
@@ -105,8 +76,7 @@ impl StepControl {
     /// if the step would fall below the minimum.
     pub fn reject(&mut self, tried: f64) -> bool {
         if self.just_grew {
-            let level = self.level(self.h);
-            self.waits[level] = (2 * self.waits[level]).min(self.max_wait);
+            self.wait = (2 * self.wait).min(self.max_wait);
             self.just_grew = false;
         }
         self.successes = 0;
@@ -161,27 +131,6 @@ mod tests {
             c.reject(c.step());
         }
         assert_eq!(waits, vec![2, 4, 8, 16, 32, 40, 40, 40]);
-    }
-
-    #[test]
-    fn a_failed_growth_keeps_its_wait_after_a_growth_to_a_smaller_step() {
-        let mut c = StepControl::new(1.0, 1e-9, 2, 40);
-        assert!(c.reject(c.step())); // 0.5
-        c.accept(0.0);
-        c.accept(0.0);
-        assert_eq!(c.step(), 1.0);
-        assert!(c.reject(c.step())); // the growth to 1 failed: its wait is 4
-        assert!(c.reject(c.step())); // 0.25
-        c.accept(0.0);
-        c.accept(0.0);
-        assert_eq!(c.step(), 0.5); // the growth to 0.5 waited 2 successes
-                                   // Accepted at 0.5: the wait of 0.5 resets, that of 1 stays 4.
-        for _ in 0..3 {
-            c.accept(0.0);
-            assert_eq!(c.step(), 0.5);
-        }
-        c.accept(0.0);
-        assert_eq!(c.step(), 1.0);
     }
 
     #[test]
