@@ -143,7 +143,6 @@ pub struct Simulator {
 }
 
 /// Why a proposed step was not accepted.
-#[derive(Debug)]
 enum Rejection {
     /// The solve broke down or hit its iteration cap.
     Solve,
@@ -407,21 +406,10 @@ impl Simulator {
                         log.log(h);
                     }
                     stats.steps += 1;
-                    if std::env::var("DRAPE_STEPLOG").is_ok() {
-                        eprintln!(
-                            "STEP t={:.5} h={:.5} ok jump={:.3}",
-                            self.time,
-                            h * 24.0,
-                            self.last_jump
-                        );
-                    }
                     stats.min_step = stats.min_step.min(h);
                 }
                 Err(why) => {
                     stats.rejections += 1;
-                    if std::env::var("DRAPE_STEPLOG").is_ok() {
-                        eprintln!("STEP t={:.5} h={:.5} REJECT {:?}", self.time, h * 24.0, why);
-                    }
                     let min_step = self.params.min_step;
                     let retry = match self.replay.as_mut().filter(|_| self.replaying) {
                         Some(r) => r.rejected(h, min_step),
