@@ -164,6 +164,19 @@ where
     run(parts, &mut out, 0, chunk, &f);
 }
 
+/// The concatenation, in chunk order, of `f(part)` over the chunks of `chunk` elements of
+/// `parts` ([`chunks`]): a parallel filter or flat map whose output keeps the input's order.
+pub fn concat<S, T, F>(parts: S, chunk: usize, f: F) -> Vec<T>
+where
+    S: Split,
+    T: Send,
+    F: Fn(S) -> Vec<T> + Sync,
+{
+    let mut found: Vec<Vec<T>> = Vec::new();
+    chunks(parts, chunk, &mut found, |_, part| f(part));
+    found.into_iter().flatten().collect()
+}
+
 /// `out[i] = value(i)` for every `i`, in parallel chunks of `chunk` elements.
 pub fn fill<T, F>(out: &mut [T], chunk: usize, value: F)
 where
@@ -236,6 +249,15 @@ mod tests {
                     assert_eq!(sum, range.map(|i| i as u64).sum::<u64>());
                 }
                 assert!(x.iter().enumerate().all(|(i, &v)| v == i as u64 + 1));
+                // `fill` and `concat` over the same chunks: every index once, in order.
+                let (filled, odd) = pool(threads).install(|| {
+                    let mut filled = vec![0usize; n];
+                    fill(&mut filled, 256, |i| 3 * i);
+                    let odd = concat(0..n, 256, |part| part.filter(|i| i % 2 == 1).collect());
+                    (filled, odd)
+                });
+                assert!(filled.iter().enumerate().all(|(i, &v)| v == 3 * i));
+                assert_eq!(odd, (0..n).filter(|i| i % 2 == 1).collect::<Vec<_>>());
             }
         }
     }

@@ -276,8 +276,7 @@ impl Bvh {
                 break;
             }
         }
-        let mut found: Vec<Vec<T>> = Vec::new();
-        crate::parallel::chunks(&tasks[..], 1, &mut found, |_, task| {
+        crate::parallel::concat(&tasks[..], 1, |task| {
             let mut out = Vec::new();
             let mut stack = task.to_vec();
             while let Some(t) = stack.pop() {
@@ -288,8 +287,7 @@ impl Bvh {
                 }
             }
             out
-        });
-        found.into_iter().flatten().collect()
+        })
     }
 
     /// The subtasks of `t` (`None` entries are pairs of subtrees whose boxes do not

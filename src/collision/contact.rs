@@ -210,11 +210,9 @@ impl BodyContacts {
                 friction: body.friction,
             })
         };
-        let mut found: Vec<Vec<Contact>> = Vec::new();
-        crate::parallel::chunks(0..n, PARTICLE_CHUNK, &mut found, |_, particles| {
+        self.contacts = crate::parallel::concat(0..n, PARTICLE_CHUNK, |particles| {
             particles.filter_map(contact_of).collect()
         });
-        self.contacts = found.into_iter().flatten().collect();
     }
 
     /// The contacts whose alteration pulls their particle down by more than `least` (m):

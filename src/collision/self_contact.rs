@@ -275,11 +275,9 @@ impl SelfCollision {
             });
             met
         };
-        let mut found: Vec<Vec<usize>> = Vec::new();
-        parallel::chunks(pulls, POINT_CHUNK, &mut found, |_, part| {
+        let mut blocked = parallel::concat(pulls, POINT_CHUNK, |part| {
             part.iter().filter(|p| meets(p)).map(|p| p.0).collect()
         });
-        let mut blocked: Vec<usize> = found.into_iter().flatten().collect();
         blocked.sort_unstable();
         blocked
     }

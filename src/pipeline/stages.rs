@@ -226,20 +226,10 @@ impl Simulator {
     ) -> Result<bool, Rejection> {
         let mut x_new = vec![Vec3::zeros(); self.x.len()];
         let eta = self.integ.bdf2.as_ref().map(|t| &t.eta[..]);
-        let parts = (
-            &mut x_new[..],
-            &self.x[..],
-            &self.v[..],
-            &self.dv[..],
-            &self.y[..],
-        );
-        parallel::for_each_chunk(parts, PARTICLE_CHUNK, |k, (out, x, v, dv, y)| {
-            for (t, o) in out.iter_mut().enumerate() {
-                *o = x[t] + hs * (v[t] + dv[t]) + y[t];
-                if let Some(eta) = eta {
-                    *o += eta[k * PARTICLE_CHUNK + t];
-                }
-            }
+        let (x, v, dv, y) = (&self.x, &self.v, &self.dv, &self.y);
+        parallel::fill(&mut x_new, PARTICLE_CHUNK, |i| {
+            let moved = x[i] + hs * (v[i] + dv[i]) + y[i];
+            eta.map_or(moved, |eta| moved + eta[i])
         });
         self.check_and_commit(x_new, None, h, tolerate_crossing)
     }
