@@ -73,6 +73,9 @@ pub struct Bvh {
     order: Vec<usize>,
     /// Item boxes in tree order (`order`), each with its item index.
     items: Vec<(Aabb, usize)>,
+    /// Per node (empty for inner nodes): the pairs of positions in the leaf whose items
+    /// [`Bvh::overlapping_pairs`] may pair, where [`Bvh::exclude_within_leaves`] set them.
+    within: Option<Vec<Vec<(u8, u8)>>>,
 }
 
 const LEAF_SIZE: usize = 4;
@@ -100,6 +103,7 @@ impl Bvh {
             nodes: Vec::with_capacity(2 * boxes.len() / leaf_size + 1),
             order: (0..boxes.len()).collect(),
             items: Vec::new(),
+            within: None,
         };
         let centroids: Vec<Vec3> = boxes.iter().map(|b| 0.5 * (b.min + b.max)).collect();
         bvh.nodes.push(Node {
@@ -188,6 +192,32 @@ impl Bvh {
                 self.nodes[ni].bounds = self.nodes[l].bounds.merge(&self.nodes[r].bounds);
             }
         }
+    }
+
+    /// Leaves [`Bvh::overlapping_pairs`] the pairs of items of one leaf for which
+    /// `excluded(i, j)` holds untested from now on (a fixed relation of the items, such as
+    /// two edges sharing a particle: the pairs are listed once per leaf, and most items of
+    /// a leaf are neighbours). Its results are those of `test` with such pairs answering
+    /// `None`, in the same order.
+    pub fn exclude_within_leaves(&mut self, excluded: impl Fn(usize, usize) -> bool) {
+        let lists = (self.nodes.iter())
+            .map(|node| {
+                let mut pairs = Vec::new();
+                if node.leaf {
+                    let items = &self.order[node.first..node.first + node.count];
+                    for (k, &i) in items.iter().enumerate() {
+                        for (l, &j) in items.iter().enumerate().skip(k + 1) {
+                            if !excluded(i.min(j), i.max(j)) {
+                                // Leaves hold at most MAX_LEAF_SIZE (16) items.
+                                pairs.push((k as u8, l as u8));
+                            }
+                        }
+                    }
+                }
+                pairs
+            })
+            .collect();
+        self.within = Some(lists);
     }
 
     /// Calls `f(item)` for every item whose box overlaps `query` (in tree order).
@@ -348,9 +378,18 @@ impl Bvh {
         match t {
             PairTask::Within(n) => {
                 let items = range(n);
-                for (k, a) in items.iter().enumerate() {
-                    for b in &items[k + 1..] {
-                        check(a, b);
+                match &self.within {
+                    Some(lists) => {
+                        for &(k, l) in &lists[n] {
+                            check(&items[k as usize], &items[l as usize]);
+                        }
+                    }
+                    None => {
+                        for (k, a) in items.iter().enumerate() {
+                            for b in &items[k + 1..] {
+                                check(a, b);
+                            }
+                        }
                     }
                 }
             }
@@ -391,6 +430,14 @@ const STACK: usize = 2 * usize::BITS as usize;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether items `i` and `j` lie in one leaf.
+    fn same_leaf(bvh: &Bvh, i: usize, j: usize) -> bool {
+        bvh.nodes.iter().filter(|n| n.leaf).any(|n| {
+            let items = &bvh.order[n.first..n.first + n.count];
+            items.contains(&i) && items.contains(&j)
+        })
+    }
 
     #[test]
     fn overlapping_pairs_finds_each_overlapping_pair_once() {
@@ -438,6 +485,24 @@ mod tests {
                 pool.install(|| bvh.overlapping_pairs(|i, j| Some((i, j)))),
                 in_order
             );
+            // Pairs excluded within leaves are left out, the rest kept in order.
+            let excluded = |i: usize, j: usize| (i + j).is_multiple_of(3);
+            let mut pruned = bvh.clone();
+            pruned.exclude_within_leaves(excluded);
+            let kept: Vec<_> = (in_order.iter())
+                .filter(|&&(i, j)| !excluded(i, j))
+                .copied()
+                .collect();
+            let got = pruned.overlapping_pairs(|i, j| (!excluded(i, j)).then_some((i, j)));
+            assert_eq!(got, kept, "{n} boxes, leaves of {leaf}");
+            let within_only = pruned.overlapping_pairs(|i, j| {
+                assert!(
+                    !excluded(i, j) || !same_leaf(&pruned, i, j),
+                    "({i}, {j}) tested"
+                );
+                Some((i, j))
+            });
+            assert!(within_only.len() <= in_order.len());
         }
     }
 

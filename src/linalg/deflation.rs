@@ -68,6 +68,9 @@ use super::{BlockCsr, BlockPattern};
 use crate::{Mat3, Vec3};
 use std::sync::Arc;
 
+mod aggregates;
+use aggregates::aggregates;
+
 /// Fewest particles for which the simulator deflates its solves
 /// ([`SolverParams::deflates`](crate::pipeline::SolverParams::deflates)), which then stop
 /// at the looser [`SolverParams::cg_deflated_tolerance`](crate::pipeline::SolverParams).
@@ -229,16 +232,32 @@ impl Structure {
 }
 
 impl Deflation {
+    /// Whether the aggregates and slot maps are those of `pattern` (compared by pointer).
+    pub fn prepared_for(&self, pattern: &Arc<BlockPattern>) -> bool {
+        matches!(&self.structure, Some(s) if Arc::ptr_eq(&s.pattern, pattern))
+    }
+
+    /// Builds the aggregates and slot maps of `pattern`, and the symbolic factorisation of
+    /// its coarse pattern, unless already there: the per-pattern work of
+    /// [`Deflation::prepare`], done ahead so that it can overlap the assembly.
+    pub fn prepare_pattern(&mut self, pattern: &Arc<BlockPattern>) {
+        if self.prepared_for(pattern) {
+            return;
+        }
+        let st = Arc::new(Structure::new(pattern));
+        if st.aggregates() > 0 {
+            self.factor.prepare(&st.coarse_pattern);
+        }
+        self.coarse = Some(BlockCsr::zeros(st.coarse_pattern.clone()));
+        self.structure = Some(st);
+    }
+
     /// Builds `Ã Z` and factors `E` for `a` under the filters `filter(i)` (`None` for a free
     /// particle). Returns false (deflation off for this solve) when `E` is not numerically
     /// positive definite.
     pub fn prepare(&mut self, a: &BlockCsr, filter: impl Fn(usize) -> Option<Mat3> + Sync) -> bool {
         self.active = false;
-        let same = matches!(&self.structure, Some(s) if Arc::ptr_eq(&s.pattern, &a.pattern));
-        if !same {
-            self.structure = Some(Arc::new(Structure::new(&a.pattern)));
-            self.coarse = None;
-        }
+        self.prepare_pattern(&a.pattern);
         let Some(st) = self.structure.clone() else {
             return false;
         };
@@ -520,81 +539,6 @@ fn free_basis(w: &Mat3, count: usize) -> Mat3 {
         }
     }
     b
-}
-
-/// The aggregate of each particle (module doc), numbered from 0 in order of creation:
-/// 1. every particle whose [`RINGS`]-ring neighbourhood is entirely unassigned becomes
-///    the seed of an aggregate holding that neighbourhood (particles in index order);
-/// 2. each particle still unassigned joins the aggregate of its first neighbour (in row
-///    order) assigned in step 1;
-/// 3. each particle still unassigned forms an aggregate with its unassigned neighbours,
-///    or, if it has none, joins the aggregate of its first neighbour.
-fn aggregates(pattern: &BlockPattern) -> Vec<usize> {
-    const NONE: usize = usize::MAX;
-    let n = pattern.n;
-    let mut agg = vec![NONE; n];
-    let mut m = 0;
-    let mut hood = Vec::new();
-    let mut mark = vec![NONE; n];
-    for seed in 0..n {
-        if agg[seed] != NONE {
-            continue;
-        }
-        // The `rings`-ring neighbourhood of `seed`, if entirely unassigned.
-        hood.clear();
-        hood.push(seed);
-        mark[seed] = seed;
-        let mut free = true;
-        let mut begin = 0;
-        for _ in 0..RINGS {
-            let end = hood.len();
-            for h in begin..end {
-                for &j in pattern.row(hood[h]) {
-                    if mark[j] != seed {
-                        mark[j] = seed;
-                        free &= agg[j] == NONE;
-                        hood.push(j);
-                    }
-                }
-            }
-            begin = end;
-        }
-        if free {
-            hood.iter().for_each(|&j| agg[j] = m);
-            m += 1;
-        }
-    }
-    let first = agg.clone();
-    for (i, g) in agg.iter_mut().enumerate() {
-        if *g == NONE {
-            if let Some(&j) = pattern.row(i).iter().find(|&&j| first[j] != NONE) {
-                *g = first[j];
-            }
-        }
-    }
-    for i in 0..n {
-        if agg[i] != NONE {
-            continue;
-        }
-        let row = pattern.row(i);
-        if let Some(&j) = (row.iter())
-            .find(|&&j| j != i && agg[j] == NONE)
-            .or(row.first())
-        {
-            if agg[j] != NONE {
-                agg[i] = agg[j];
-                continue;
-            }
-        }
-        agg[i] = m;
-        for &j in row {
-            if agg[j] == NONE {
-                agg[j] = m;
-            }
-        }
-        m += 1;
-    }
-    agg
 }
 
 /// The transpose of a sparse pattern with `m` columns given row by row (`(row, columns)`

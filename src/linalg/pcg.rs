@@ -48,9 +48,13 @@
 use super::block3::{spd_inverse_or_diagonal, sum_in_order, CHUNK};
 use super::deflation::{Deflation, PROJECT_PRODUCTS_BELOW};
 use super::precond::{Preconditioner, TriangularFactor};
-use super::BlockCsr;
+use super::{BlockCsr, BlockPattern};
 use crate::{parallel, Mat3, Vec3};
 use rayon::prelude::*;
+use std::sync::Arc;
+
+mod jacobi;
+use jacobi::{jacobi_start, jacobi_update};
 
 /// Constraint of one particle: the filter `S_i` (projection on its free directions) and the
 /// prescribed velocity change `z_i` in its constrained directions (`(I − S_i) z_i = z_i`).
@@ -152,6 +156,43 @@ impl PcgScratch {
     /// ([`TriangularFactor::adapt`]).
     pub fn adapt_auto(&mut self, on: bool) {
         self.factor.adapt(on);
+    }
+
+    /// Whether a solve of a matrix over `pattern` with `preconditioner` (deflated where
+    /// `deflation`) would first build per-pattern structures: the preconditioner's
+    /// (see [`TriangularFactor::prepare`]) and the deflation's aggregates.
+    pub fn needs_prepare(
+        &self,
+        pattern: &Arc<BlockPattern>,
+        preconditioner: Preconditioner,
+        deflation: bool,
+    ) -> bool {
+        self.factor.needs_prepare(pattern, preconditioner)
+            || (deflation
+                && self.deflates(pattern, preconditioner)
+                && !self.deflation.prepared_for(pattern))
+    }
+
+    /// Builds the per-pattern structures that the next solve over `pattern` would build
+    /// first ([`PcgScratch::needs_prepare`]), so that the caller can overlap that serial
+    /// work with the assembly of the matrix's values. The solve is the same either way.
+    pub fn prepare(
+        &mut self,
+        pattern: &Arc<BlockPattern>,
+        preconditioner: Preconditioner,
+        deflation: bool,
+    ) {
+        self.factor.prepare(pattern, preconditioner);
+        if deflation && self.deflates(pattern, preconditioner) {
+            self.deflation.prepare_pattern(pattern);
+        }
+    }
+
+    /// Whether a deflated solve over `pattern` would use the deflation: only an
+    /// incomplete triangular factor leaves anything to deflate.
+    fn deflates(&self, pattern: &Arc<BlockPattern>, preconditioner: Preconditioner) -> bool {
+        preconditioner != Preconditioner::BlockJacobi
+            && !self.factor.wants_complete(pattern.n, preconditioner)
     }
 
     /// Whether the last solve used the complete sparse Cholesky factor.
@@ -502,78 +543,4 @@ fn solve(
         relative_residual: (measure / reference).max(0.0).sqrt(),
         converged,
     }
-}
-
-/// Block-Jacobi start-up pass (lines 3-6): `δ₀ = f(b)ᵀP⁻¹f(b)`, `r = f(b − Az)`,
-/// `c = f(P⁻¹r)`, `δ = rᵀc`, fused over fixed chunks. Returns `(δ₀, δ)`.
-#[allow(clippy::too_many_arguments)]
-fn jacobi_start(
-    b: &[Vec3],
-    q: &[Vec3],
-    inv_diag: &[Mat3],
-    f: Filter,
-    has_z: bool,
-    r: &mut [Vec3],
-    c: &mut [Vec3],
-    partials2: &mut Vec<(f64, f64)>,
-) -> (f64, f64) {
-    r.par_chunks_mut(CHUNK)
-        .zip(c.par_chunks_mut(CHUNK))
-        .enumerate()
-        .map(|(k, (rc, cc))| {
-            let (mut d0, mut d) = (0.0, 0.0);
-            for (t, (ri, ci)) in rc.iter_mut().zip(cc.iter_mut()).enumerate() {
-                let i = k * CHUNK + t;
-                let fb = f.apply(i, b[i]);
-                d0 += fb.dot(&(inv_diag[i] * fb));
-                *ri = if has_z { f.apply(i, b[i] - q[i]) } else { fb };
-                *ci = f.apply(i, inv_diag[i] * *ri);
-                d += ri.dot(ci);
-            }
-            (d0, d)
-        })
-        .collect_into_vec(partials2);
-    partials2
-        .iter()
-        .fold((0.0, 0.0), |(s0, s1), &(p0, p1)| (s0 + p0, s1 + p1))
-}
-
-/// Block-Jacobi update pass (lines 10-14): `Δv += αc`, `r −= αq`, `s = P⁻¹r`; returns
-/// `δ = rᵀs`, fused over fixed chunks.
-#[allow(clippy::too_many_arguments)]
-fn jacobi_update(
-    alpha: f64,
-    dv: &mut [Vec3],
-    r: &mut [Vec3],
-    s: &mut [Vec3],
-    c: &[Vec3],
-    q: &[Vec3],
-    inv_diag: &[Mat3],
-    partials: &mut Vec<f64>,
-) -> f64 {
-    dv.par_chunks_mut(CHUNK)
-        .zip(r.par_chunks_mut(CHUNK))
-        .zip(s.par_chunks_mut(CHUNK))
-        .zip(c.par_chunks(CHUNK))
-        .zip(q.par_chunks(CHUNK))
-        .zip(inv_diag.par_chunks(CHUNK))
-        .map(|(((((dvc, rc), sc), cc), qc), pc)| {
-            let mut acc = 0.0;
-            for (((((dvi, ri), si), ci), qi), pi) in dvc
-                .iter_mut()
-                .zip(rc.iter_mut())
-                .zip(sc.iter_mut())
-                .zip(cc)
-                .zip(qc)
-                .zip(pc)
-            {
-                *dvi += alpha * ci;
-                *ri -= alpha * qi;
-                *si = pi * *ri;
-                acc += ri.dot(si);
-            }
-            acc
-        })
-        .collect_into_vec(partials);
-    sum_in_order(partials)
 }

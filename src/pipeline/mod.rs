@@ -479,11 +479,29 @@ impl Simulator {
 
     /// Assembles the step's system with Jacobians of `mode` and solves it into `dv`.
     fn solve(&mut self, h: f64, mode: JacobianMode) -> PcgResult {
-        self.assemble_step(h, mode);
         // Recorded and replayed runs (keyframe control) solve tightly: the objective must
         // be a smooth function of the control forces, and a loose solve's stopping point
         // moves in jumps with them.
         let controlled = self.tape.is_some() || self.replay.is_some();
+        // Recorded and replayed runs (keyframe control) keep the fixed choice: the
+        // adjoint reuses the forward solves' preconditioner, and a switch driven by
+        // iteration counts would move with the control forces.
+        (self.pcg).adapt_auto(!controlled);
+        // A new pattern (the self-contact springs changed) needs the preconditioner's slot
+        // maps and the deflation's aggregates rebuilt, serial work that otherwise starts
+        // the solve: it runs beside the assembly instead.
+        let pattern = self.system.matrix.pattern.clone();
+        let (kind, deflation) = (self.params.preconditioner, self.params.deflates(pattern.n));
+        if self.pcg.needs_prepare(&pattern, kind, deflation) {
+            let mut pcg = std::mem::take(&mut self.pcg);
+            crate::parallel::join(
+                || self.assemble_step(h, mode),
+                || pcg.prepare(&pattern, kind, deflation),
+            );
+            self.pcg = pcg;
+        } else {
+            self.assemble_step(h, mode);
+        }
         let tolerance = self.params.tolerance(self.system.matrix.n());
         let settings = PcgSettings {
             tolerance: if controlled {
@@ -493,12 +511,8 @@ impl Simulator {
             },
             max_iterations: self.params.cg_max_iterations,
             warm_start: self.params.cg_warm_start,
-            deflation: self.params.deflates(self.system.matrix.n()),
+            deflation,
         };
-        // Recorded and replayed runs (keyframe control) keep the fixed choice: the
-        // adjoint reuses the forward solves' preconditioner, and a switch driven by
-        // iteration counts would move with the control forces.
-        (self.pcg).adapt_auto(!controlled);
         modified_pcg_with(
             &self.system.matrix,
             &self.system.rhs,

@@ -83,19 +83,30 @@ impl Clone for DirectFactor {
 }
 
 impl DirectFactor {
-    /// Factors `Ã` of `a` under the filters `filter(i)` (`None` for a free particle).
-    /// Returns false, leaving the factor unusable, if `Ã` is not numerically positive
-    /// definite or faer cannot allocate.
-    pub(crate) fn factor(&mut self, a: &BlockCsr, filter: impl Fn(usize) -> Option<Mat3>) -> bool {
-        self.valid = false;
-        let same = matches!(&self.symbolic, Some(s) if Arc::ptr_eq(&s.pattern, &a.pattern));
-        if !same {
-            self.symbolic = Symbolic::new(&a.pattern);
+    /// Whether the symbolic factorisation is that of `pattern` (compared by pointer).
+    pub(crate) fn prepared_for(&self, pattern: &Arc<BlockPattern>) -> bool {
+        matches!(&self.symbolic, Some(s) if Arc::ptr_eq(&s.pattern, pattern))
+    }
+
+    /// Builds the symbolic factorisation of `pattern` unless it is already there (done by
+    /// [`DirectFactor::factor`] otherwise; ahead of it, it can overlap other work).
+    pub(crate) fn prepare(&mut self, pattern: &Arc<BlockPattern>) {
+        if !self.prepared_for(pattern) {
+            self.valid = false;
+            self.symbolic = Symbolic::new(pattern);
             *self
                 .scratch
                 .get_mut()
                 .unwrap_or_else(PoisonError::into_inner) = None;
         }
+    }
+
+    /// Factors `Ã` of `a` under the filters `filter(i)` (`None` for a free particle).
+    /// Returns false, leaving the factor unusable, if `Ã` is not numerically positive
+    /// definite or faer cannot allocate.
+    pub(crate) fn factor(&mut self, a: &BlockCsr, filter: impl Fn(usize) -> Option<Mat3>) -> bool {
+        self.valid = false;
+        self.prepare(&a.pattern);
         let Some(sym) = &self.symbolic else {
             return false;
         };

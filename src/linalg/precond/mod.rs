@@ -66,7 +66,7 @@ pub use self::direct::DIRECT_MAX_PARTICLES;
 use self::rows::{by_domains, gauss_seidel_rows, ic0_rows, sweeps, IcPass};
 use self::structure::Structure;
 use super::block3::cholesky_inverse;
-use super::BlockCsr;
+use super::{BlockCsr, BlockPattern};
 use crate::{Mat3, Vec3};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -199,6 +199,55 @@ pub struct TriangularFactor {
 pub const AUTO_SWITCH: f64 = 2.5;
 
 impl TriangularFactor {
+    /// Whether [`TriangularFactor::factor`] of a system of `n` particles first tries the
+    /// complete factor.
+    pub(crate) fn wants_complete(&self, n: usize, kind: Preconditioner) -> bool {
+        match kind {
+            Preconditioner::SparseCholesky => true,
+            Preconditioner::Auto => {
+                n <= DIRECT_MAX_PARTICLES && (!self.adaptive || self.auto_complete)
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the next [`TriangularFactor::factor`] of a matrix over `pattern` as `kind`
+    /// would first build pattern structures ([`TriangularFactor::prepare`] builds them).
+    pub fn needs_prepare(&self, pattern: &Arc<BlockPattern>, kind: Preconditioner) -> bool {
+        match kind {
+            Preconditioner::BlockJacobi => false,
+            _ if self.wants_complete(pattern.n, kind) => !self.direct.prepared_for(pattern),
+            _ => !self.has_structure(pattern),
+        }
+    }
+
+    /// Builds what [`TriangularFactor::factor`] keeps per pattern for a matrix over
+    /// `pattern` as `kind` (the complete factor's symbolic part, or the slot maps of the
+    /// elimination order), unless already there: the same work `factor` would do first,
+    /// done ahead so that it can overlap the assembly of the values.
+    pub fn prepare(&mut self, pattern: &Arc<BlockPattern>, kind: Preconditioner) {
+        match kind {
+            Preconditioner::BlockJacobi => {}
+            _ if self.wants_complete(pattern.n, kind) => self.direct.prepare(pattern),
+            _ => self.prepare_triangular(pattern),
+        }
+    }
+
+    /// Whether the slot maps are those of `pattern` in the current elimination order.
+    fn has_structure(&self, pattern: &Arc<BlockPattern>) -> bool {
+        let separator = self.order == EliminationOrder::Separator;
+        matches!(&self.structure, Some(s)
+            if Arc::ptr_eq(&s.pattern, pattern) && s.separator == separator)
+    }
+
+    /// Builds the slot maps of `pattern` in the current elimination order unless there.
+    fn prepare_triangular(&mut self, pattern: &Arc<BlockPattern>) {
+        if !self.has_structure(pattern) {
+            let separator = self.order == EliminationOrder::Separator;
+            self.structure = Structure::new(pattern, separator);
+        }
+    }
+
     /// Factors `a` under the filters `filter(i)` (`None` for a free particle) as `kind`
     /// (the module doc gives the equations; IC(0) restarts with the shifts of [`SHIFTS`]
     /// until no pivot fails). Domains `A` and `B` in parallel, then the separator (module
@@ -215,14 +264,7 @@ impl TriangularFactor {
         if kind == Preconditioner::BlockJacobi {
             return false;
         }
-        let complete = match kind {
-            Preconditioner::SparseCholesky => true,
-            Preconditioner::Auto => {
-                a.n() <= DIRECT_MAX_PARTICLES && (!self.adaptive || self.auto_complete)
-            }
-            _ => false,
-        };
-        if complete && self.direct.factor(a, &filter) {
+        if self.wants_complete(a.n(), kind) && self.direct.factor(a, &filter) {
             self.complete = true;
             self.stats = FactorStats {
                 complete: true,
@@ -230,12 +272,7 @@ impl TriangularFactor {
             };
             return true;
         }
-        let separator = self.order == EliminationOrder::Separator;
-        let same = matches!(&self.structure, Some(s)
-            if Arc::ptr_eq(&s.pattern, &a.pattern) && s.separator == separator);
-        if !same {
-            self.structure = Structure::new(&a.pattern, separator);
-        }
+        self.prepare_triangular(&a.pattern);
         let Some(st) = &self.structure else {
             return false;
         };

@@ -285,3 +285,51 @@ fn deflated_solves_are_bit_identical_for_one_and_two_threads() {
     assert_eq!(one.0, two.0);
     assert!(one.1 == two.1, "Δv differs between 1 and 2 threads");
 }
+
+#[test]
+fn preparing_a_pattern_ahead_changes_no_solve() {
+    // What a solve would build first (the preconditioner's slot maps or symbolic factor,
+    // the aggregates and the coarse symbolic factor), built ahead by `PcgScratch::prepare`
+    // while the caller assembles: the solve must come out bit-identical, and need nothing
+    // more for that pattern.
+    let (a, b) = spring_system(30, 27, 300.0, 12);
+    let (other, _) = spring_system(27, 30, 300.0, 13);
+    let mut rng = Rng::new(14);
+    let constraints = mixed_constraints(a.n(), 7, &mut rng);
+    let settings = PcgSettings {
+        tolerance: 1e-6,
+        max_iterations: 5000,
+        warm_start: false,
+        deflation: true,
+    };
+    let bits = |v: &[Vec3]| -> Vec<u64> {
+        v.iter()
+            .flat_map(|x| x.iter().map(|c| c.to_bits()))
+            .collect()
+    };
+    for p in DEFLATED.into_iter().chain([Preconditioner::Auto]) {
+        let mut plain = PcgScratch::default();
+        let mut dv = vec![Vec3::zeros(); a.n()];
+        let expected = modified_pcg_with(&a, &b, &constraints, &settings, p, &mut plain, &mut dv);
+        let expected_bits = bits(&dv);
+        let mut ahead = PcgScratch::default();
+        // A scratch that has solved over another pattern must prepare again.
+        ahead.prepare(&other.pattern, p, true);
+        assert!(!ahead.needs_prepare(&other.pattern, p, true), "{p:?}");
+        assert!(ahead.needs_prepare(&a.pattern, p, true), "{p:?}");
+        ahead.prepare(&a.pattern, p, true);
+        assert!(!ahead.needs_prepare(&a.pattern, p, true), "{p:?}");
+        let mut dv = vec![Vec3::zeros(); a.n()];
+        let got = modified_pcg_with(&a, &b, &constraints, &settings, p, &mut ahead, &mut dv);
+        // (One iteration with a complete factor; several with the incomplete ones.)
+        let complete = matches!(p, Preconditioner::SparseCholesky | Preconditioner::Auto);
+        assert!(expected.converged, "{p:?}: {expected:?}");
+        assert!(complete || expected.iterations > 2, "{p:?}: {expected:?}");
+        assert_eq!(got, expected, "{p:?}");
+        assert!(
+            bits(&dv) == expected_bits,
+            "{p:?}: Δv differs after preparing ahead"
+        );
+        assert!(!ahead.needs_prepare(&a.pattern, p, true), "{p:?}");
+    }
+}

@@ -1,0 +1,214 @@
+//! Tests of self-collision detection and the repulsion springs ([`super`]).
+use super::*;
+use crate::collision::geometry::{closest_point_barycentric, point_triangle_ccd};
+
+#[test]
+fn repulsion_matches_finite_differences_and_only_pushes() {
+    let x = [
+        Vec3::new(0.2, 0.3, 0.001),
+        Vec3::new(0.0, 0.0, 0.0),
+        Vec3::new(1.0, 0.0, 0.0),
+        Vec3::new(0.0, 1.0, 0.0),
+    ];
+    let v = [
+        Vec3::new(0.1, -0.2, -0.5),
+        Vec3::new(0.0, 0.1, 0.2),
+        Vec3::new(-0.1, 0.0, 0.3),
+        Vec3::new(0.05, 0.0, 0.1),
+    ];
+    let w = closest_point_barycentric(x[0], x[1], x[2], x[3]);
+    let r = Repulsion {
+        nodes: [0, 1, 2, 3],
+        gamma: [1.0, -w[0], -w[1], -w[2]],
+        normal: Vec3::z(),
+        point_triangle: true,
+    };
+    let (d, k, kd) = (0.004, 5e3, 5.0);
+    let e = repulsion_forces(&r, &x, &v, d, k, kd, JacobianMode::Exact);
+    // Pushes the point away from the triangle (+z), equal and opposite on the triangle.
+    assert!(e.f[0].z > 0.0);
+    let total: Vec3 = e.f.iter().sum();
+    assert!(total.norm() < 1e-12 * e.f[0].norm());
+    let force =
+        |x: &[Vec3; 4], v: &[Vec3; 4]| repulsion_forces(&r, x, v, d, k, kd, JacobianMode::Exact).f;
+    let h = 1e-7;
+    let mut worst: f64 = 0.0;
+    for b in 0..4 {
+        for j in 0..3 {
+            let (mut xp, mut xm, mut vp, mut vm) = (x, x, v, v);
+            xp[b][j] += h;
+            xm[b][j] -= h;
+            vp[b][j] += h;
+            vm[b][j] -= h;
+            let (fp, fm, gp, gm) = (
+                force(&xp, &v),
+                force(&xm, &v),
+                force(&x, &vp),
+                force(&x, &vm),
+            );
+            for a in 0..4 {
+                let dx = (fp[a] - fm[a]) / (2.0 * h);
+                let dv = (gp[a] - gm[a]) / (2.0 * h);
+                worst = worst.max((dx - e.dfdx[a][b].column(j)).amax() / e.dfdx[0][0].amax());
+                worst = worst.max((dv - e.dfdv[a][b].column(j)).amax() / e.dfdv[0][0].amax());
+            }
+        }
+    }
+    assert!(worst < 1e-6, "relative FD error {worst}");
+    assert!(asymmetry(&e.dfdx) < 1e-9 && asymmetry(&e.dfdv) < 1e-9);
+    // Beyond the distance: no force.
+    let far = [x[0] + Vec3::new(0.0, 0.0, 0.01), x[1], x[2], x[3]];
+    assert_eq!(
+        repulsion_forces(&r, &far, &v, d, k, kd, JacobianMode::Exact).f,
+        [Vec3::zeros(); 4]
+    );
+}
+
+#[test]
+fn a_point_that_crossed_a_triangle_is_moved_back_to_its_side() {
+    use crate::fixtures::{sheet, SheetPins, SheetPlane, SheetSpec};
+    use crate::model::{ClothModel, UvScale};
+    // Two separate triangles' worth of cloth: a 2 × 2 sheet (two triangles) and a free
+    // particle far from it, so the particle takes part in no triangle of its own.
+    let g = sheet(&SheetSpec {
+        n: 3,
+        size: 0.1,
+        plane: SheetPlane::Horizontal,
+        pins: SheetPins::None,
+        ..SheetSpec::default()
+    });
+    let model = ClothModel::build(&g, UvScale::Auto, 0.1).unwrap();
+    let d = 0.004;
+    let mut sc = SelfCollision::new(&model, d);
+    // Fold: particle 8 (a corner) brought 2 mm above the triangle fan near particle 0.
+    let mut x = model.positions.clone();
+    let target = (x[0] + x[1] + x[3]) / 3.0;
+    x[8] = target + Vec3::new(0.0, 0.002, 0.0);
+    let (springs, alterations) = sc.detect(&x);
+    sc.accept();
+    let ours: Vec<&Repulsion> = springs
+        .iter()
+        .filter(|r| r.nodes[0] == 8 && r.point_triangle)
+        .collect();
+    assert!(!ours.is_empty(), "the close pair has a spring");
+    assert!(alterations.is_empty());
+    let n = ours[0].normal;
+    assert!(n.y > 0.99, "separation points up: {n}");
+    // Next step it has passed 1 mm below: the spring keeps its up direction and the
+    // particle is moved back up to distance d above.
+    x[8] = target - Vec3::new(0.0, 0.001, 0.0);
+    let (springs, alterations) = sc.detect(&x);
+    let (p, y) = alterations
+        .iter()
+        .copied()
+        .find(|(p, _)| *p == 8)
+        .expect("repaired");
+    assert_eq!(p, 8);
+    assert!(
+        (y - Vec3::new(0.0, d + 0.001, 0.0)).norm() < 1e-9,
+        "y = {y}"
+    );
+    assert!(springs.iter().any(|r| r.nodes[0] == 8 && r.normal.y > 0.99));
+}
+
+#[test]
+fn a_retried_detection_reuses_the_search_and_accepting_resets_it() {
+    use crate::fixtures::{sheet, SheetPins, SheetPlane, SheetSpec};
+    use crate::model::{ClothModel, UvScale};
+    let g = sheet(&SheetSpec {
+        n: 6,
+        size: 0.1,
+        plane: SheetPlane::Horizontal,
+        pins: SheetPins::None,
+        ..SheetSpec::default()
+    });
+    let model = ClothModel::build(&g, UvScale::Auto, 0.1).unwrap();
+    let mut sc = SelfCollision::new(&model, 0.004);
+    // Fold the last row 2 mm above the first rows, so there are springs to find.
+    let mut x = model.positions.clone();
+    let n = x.len();
+    for p in &mut x[n - 6..] {
+        *p = Vec3::new(p.x, 0.002, -0.05 + 0.01);
+    }
+    let fresh = sc.clone().detect(&x);
+    let first = sc.detect(&x);
+    assert!(!first.0.is_empty());
+    assert_eq!(first, fresh);
+    // Retried at the same positions: same answer, from the cache.
+    assert!(sc.last.is_some());
+    assert_eq!(sc.detect(&x), first);
+    // An accepted step forgets it; other positions search again.
+    sc.accept();
+    assert!(sc.last.is_none());
+    x[0].y += 1e-3;
+    let moved = sc.detect(&x);
+    assert_eq!(moved, sc.clone_without_cache().detect(&x));
+    // A crossing check that finds none keeps the springs at its end, and the next
+    // detection there takes them: the same as searching afresh.
+    sc.accept();
+    let mut end = x.clone();
+    for p in &mut end[n - 6..] {
+        p.y -= 5e-4;
+    }
+    assert!(!sc.crosses(&x, &end));
+    assert!(sc.at_end.is_some());
+    let fresh = sc.clone_without_cache().detect(&end);
+    assert_eq!(sc.detect(&end), fresh);
+    assert!(sc.at_end.is_none() && !fresh.0.is_empty());
+}
+
+#[test]
+fn an_edge_passing_through_an_edge_is_a_crossing() {
+    use crate::fixtures::{sheet, SheetSpec};
+    use crate::model::{ClothModel, UvScale};
+    // Two triangles in perpendicular planes, 10 cm across: the bottom edge of the first
+    // (plane z = 0) falls through the top edge of the second (plane x = 0). No corner
+    // passes through a face, so only the edge–edge test sees it.
+    let mut g = sheet(&SheetSpec::default());
+    g.positions = [
+        (-1.0, 0.1, 0.0),
+        (1.0, 0.1, 0.0),
+        (0.0, 1.1, 0.0),
+        (0.0, 0.0, -1.0),
+        (0.0, 0.0, 1.0),
+        (0.0, -1.0, 0.0),
+    ]
+    .map(|(x, y, z)| 0.1 * Vec3::new(x, y, z))
+    .to_vec();
+    g.triangles = vec![[0, 1, 2], [3, 4, 5]];
+    g.corner_uvs = vec![g.corner_uvs[0]; 2];
+    g.pin = vec![0.0; 6];
+    g.output_points = (0..6).collect();
+    g.output_faces = Default::default();
+    let model = ClothModel::build(&g, UvScale::Auto, 0.1).unwrap();
+    assert_eq!(model.positions, g.positions);
+    let mut sc = SelfCollision::new(&model, 0.004);
+    let x0 = model.positions.clone();
+    let fall = |dy: f64| {
+        let mut x = x0.clone();
+        x[..3].iter_mut().for_each(|p| p.y -= dy);
+        x
+    };
+    let x1 = fall(0.02);
+    for (p, t) in [(0, 1), (1, 1), (2, 1), (3, 0), (4, 0), (5, 0)] {
+        let [a, b, c] = model.triangles[t];
+        let path = |i: usize| [x0[i], x1[i]];
+        assert!(point_triangle_ccd(path(p), path(a), path(b), path(c), 0.0).is_none());
+    }
+    assert!(sc.crosses(&x0, &x1));
+    // The pair's particles: the falling edge's and the edge it passed through.
+    assert_eq!(sc.crossings(&x0, &x1), [0, 1, 3, 4]);
+    // A corner of the second triangle pushed through the first: the point and the
+    // triangle's corners are among the pairs' particles.
+    let (mut start, mut end) = (x0.clone(), x0.clone());
+    start[3] = Vec3::new(0.0, 0.05, -0.1);
+    end[3] = Vec3::new(0.0, 0.05, 0.1);
+    let through = sc.crossings(&start, &end);
+    assert!(
+        [0, 1, 2, 3].iter().all(|i| through.contains(i)),
+        "{through:?}"
+    );
+    assert!(!sc.crosses(&x0, &fall(0.005)), "stops 5 mm short");
+    // Already touching at the start is not a new crossing.
+    assert!(!sc.crosses(&fall(0.01), &fall(0.01)));
+}
