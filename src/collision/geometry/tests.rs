@@ -257,3 +257,42 @@ fn segment_closest_params_find_the_common_perpendicular() {
     );
     assert!((s - 0.75).abs() < 1e-12 && (u - 0.5).abs() < 1e-12);
 }
+
+#[test]
+fn beyond_reach_answers_as_the_full_reach_bound() {
+    // The cheap half first must not change a single answer: against `gap > reach + slack`
+    // on random paths (some moving together, where only the mean-relative bound is
+    // small) and gaps around both bounds and between them.
+    let mut rnd = uniform(17);
+    let mut decided_by_mean = 0;
+    for k in 0..2000 {
+        let shift = if k % 2 == 0 {
+            Vec3::zeros()
+        } else {
+            Vec3::new(rnd(), rnd(), rnd())
+        };
+        let mut path = || {
+            let [a, b] = random_path(&mut rnd);
+            [a, b + shift]
+        };
+        let (first, second) = ([path(), path()], [path(), path(), path()]);
+        let (first, second) = (&first[..1 + k % 2], &second[..2 + k % 2]);
+        let slack = 0.01 * rnd().abs();
+        let (still, moving) = (still_reach(first, second), moving_reach(first, second));
+        let full = reach(first, second);
+        let gaps = [full, still, moving, 0.5 * (still + moving)].map(|g| g + slack);
+        for gap in gaps.into_iter().flat_map(|g| [0.5 * g, g, 1.01 * g]) {
+            let expected = gap > full + slack;
+            assert_eq!(
+                beyond_reach(gap, slack, first, second),
+                expected,
+                "case {k}"
+            );
+            decided_by_mean += usize::from(expected && gap <= still + slack);
+        }
+    }
+    assert!(
+        decided_by_mean > 100,
+        "{decided_by_mean} answers needed the mean bound"
+    );
+}
