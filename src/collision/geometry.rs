@@ -80,7 +80,9 @@ pub fn point_triangle_ccd(
 }
 
 /// [`point_triangle_ccd`] of the paths `[p, a, b, c]` for a caller that already has
-/// `gap`, the distance from the point to the triangle at the start.
+/// `gap`, the distance from the point to the triangle at the start or at the end of the
+/// step (their reach bounds how much it changes over the step either way, see
+/// [`beyond_reach`]).
 pub fn point_triangle_ccd_from(gap: f64, [p, a, b, c]: [[Vec3; 2]; 4], tol: f64) -> Option<f64> {
     // Far apart at the start for the distance the features move: no contact (see
     // `beyond_reach`; `slack` covers the points `tol` lets lie just outside the triangle).
@@ -107,7 +109,14 @@ pub fn edge_edge_ccd(
 ) -> Option<f64> {
     let (s, u) = segment_closest_params(a[0], b[0], c[0], e[0]);
     let gap = (a[0] + (b[0] - a[0]) * s) - (c[0] + (e[0] - c[0]) * u);
-    if beyond_reach(gap.norm(), 0.0, &[a, b], &[c, e]) {
+    edge_edge_ccd_from(gap.norm(), [a, b, c, e], tol)
+}
+
+/// [`edge_edge_ccd`] of the paths `[a, b, c, e]` for a caller that already has `gap`, the
+/// distance between the segments at the start or at the end of the step (their reach
+/// bounds how much it changes over the step either way, see [`beyond_reach`]).
+pub fn edge_edge_ccd_from(gap: f64, [a, b, c, e]: [[Vec3; 2]; 4], tol: f64) -> Option<f64> {
+    if beyond_reach(gap, 0.0, &[a, b], &[c, e]) {
         return None;
     }
     first_coplanar_time([e, a, b, c], |[e, a, b, c]| {
@@ -119,7 +128,8 @@ pub fn edge_edge_ccd(
     })
 }
 
-/// Whether features `gap` apart at the start stay farther apart than `slack` over the step.
+/// Whether features `gap` apart at the start (or at the end) stay farther apart than
+/// `slack` over the step.
 ///
 /// The reach of two features (a point, segment or triangle each, by their corners' paths)
 /// bounds how much the distance between them can shrink over the step: every point of a
@@ -128,7 +138,8 @@ pub fn edge_edge_ccd(
 /// translation common to all corners changes no distance between them, so the same holds
 /// for the displacements less any common vector `c`; the reach is the smaller of the sums
 /// with `c = 0` and with `c` the corners' mean displacement. Features farther apart than
-/// this at the start cannot touch; the test skips most pairs of a cloth lying flat, whose
+/// this at the start cannot touch, nor can features this far apart at the end (the same
+/// bound read backwards in time); the test skips most pairs of a cloth lying flat, whose
 /// coplanarity function is rounding noise that would otherwise be bisected, and (through
 /// `c`) of a cloth falling or sliding as a whole, whose corners move centimetres in a step
 /// but not apart.

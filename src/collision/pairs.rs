@@ -10,7 +10,7 @@
 //!                 spring if 0 < ‖·‖ < d   (an end point closest is a point–triangle pair)
 //! ```
 use super::geometry::{
-    closest_point_barycentric, edge_edge_ccd, point_triangle_ccd, segment_closest_params,
+    closest_point_barycentric, edge_edge_ccd_from, point_triangle_ccd_from, segment_closest_params,
 };
 use super::self_contact::Repulsion;
 use crate::Vec3;
@@ -24,77 +24,81 @@ const END: f64 = 1e-6;
 /// (a hit at an end point is a point–triangle crossing, found by that test).
 const EDGE_CROSSING_TOLERANCE: f64 = 1e-6;
 
-/// The repulsion spring of particle `p` and triangle `[a, b, c]` at positions `x`, if
-/// closer than `d` (the caller skips triangles containing `p`).
-pub(super) fn point_triangle_spring(
-    x: &[Vec3],
+/// A pair passes through the other over the step (the result of [`point_triangle_pair`]
+/// and [`edge_edge_pair`] that rejects it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Crossing;
+
+/// Particle `p` and triangle `[a, b, c]` (not containing `p`) over the straight paths
+/// `x0 → x1`: [`Crossing`] if `p` passes through the triangle after the start (only when
+/// `moving`; a contact already there at `x0` is not a new crossing) unless the four
+/// particles lie within `flat` of one plane at both ends ([`flat_at_both_ends`]), else their
+/// repulsion spring at `x1` if closer than `d`.
+///
+/// One nearest point serves both: the distance at the end gates the crossing test as well
+/// as the distance at the start would ([`point_triangle_ccd_from`]), and the spring needs it.
+pub(super) fn point_triangle_pair(
+    (x0, x1): (&[Vec3], &[Vec3]),
     p: usize,
     [a, b, c]: [usize; 3],
     d: f64,
-) -> Option<Repulsion> {
-    let w = closest_point_barycentric(x[p], x[a], x[b], x[c]);
-    let sep = x[p] - (x[a] * w[0] + x[b] * w[1] + x[c] * w[2]);
+    (moving, flat): (bool, f64),
+) -> Result<Option<Repulsion>, Crossing> {
+    let w = closest_point_barycentric(x1[p], x1[a], x1[b], x1[c]);
+    let sep = x1[p] - (x1[a] * w[0] + x1[b] * w[1] + x1[c] * w[2]);
     let dist = sep.norm();
-    (dist < d && dist > 1e-12 * d).then(|| Repulsion {
+    if moving {
+        let path = |i: usize| [x0[i], x1[i]];
+        let paths = [path(p), path(a), path(b), path(c)];
+        if point_triangle_ccd_from(dist, paths, 0.0).is_some_and(|t| t > 0.0)
+            && !flat_at_both_ends(x0, x1, [p, a, b, c], flat)
+        {
+            return Err(Crossing);
+        }
+    }
+    Ok((dist < d && dist > 1e-12 * d).then(|| Repulsion {
         nodes: [p, a, b, c],
         gamma: [1.0, -w[0], -w[1], -w[2]],
         normal: sep / dist,
         point_triangle: true,
-    })
+    }))
 }
 
-/// The repulsion spring of edges `[a, b]` and `[c, e]` (sharing no particle) at positions
-/// `x`, if their closest points are interior to both and closer than `d`.
-pub(super) fn edge_edge_spring(
-    x: &[Vec3],
+/// Edges `[a, b]` and `[c, e]` (sharing no particle) over the straight paths `x0 → x1`:
+/// [`Crossing`] if one passes through the other after the start (only when `moving`)
+/// unless the four particles lie within `flat` of one plane at both ends
+/// ([`flat_at_both_ends`]), else their repulsion spring at `x1` if their closest points
+/// are interior to both and closer than `d`.
+///
+/// One pair of closest points serves both, as in [`point_triangle_pair`].
+pub(super) fn edge_edge_pair(
+    (x0, x1): (&[Vec3], &[Vec3]),
     [a, b]: [usize; 2],
     [c, e]: [usize; 2],
     d: f64,
-) -> Option<Repulsion> {
-    let (s, u) = segment_closest_params(x[a], x[b], x[c], x[e]);
-    if !(END..=1.0 - END).contains(&s) || !(END..=1.0 - END).contains(&u) {
-        return None;
-    }
-    let sep = (x[a] + (x[b] - x[a]) * s) - (x[c] + (x[e] - x[c]) * u);
+    (moving, flat): (bool, f64),
+) -> Result<Option<Repulsion>, Crossing> {
+    let (s, u) = segment_closest_params(x1[a], x1[b], x1[c], x1[e]);
+    let sep = (x1[a] + (x1[b] - x1[a]) * s) - (x1[c] + (x1[e] - x1[c]) * u);
     let dist = sep.norm();
-    (dist < d && dist > 1e-12 * d).then(|| Repulsion {
-        nodes: [a, b, c, e],
-        gamma: [1.0 - s, s, -(1.0 - u), -u],
-        normal: sep / dist,
-        point_triangle: false,
-    })
-}
-
-/// Whether particle `p` passes through triangle `[a, b, c]` on the straight paths
-/// `x0 → x1` after the start (a contact already there at `x0` is not a new crossing),
-/// unless the four particles lie within `flat` of one plane at both ends of the step
-/// ([`flat_at_both_ends`]).
-pub(super) fn point_crosses_triangle(
-    x0: &[Vec3],
-    x1: &[Vec3],
-    p: usize,
-    [a, b, c]: [usize; 3],
-    flat: f64,
-) -> bool {
-    let path = |i: usize| [x0[i], x1[i]];
-    point_triangle_ccd(path(p), path(a), path(b), path(c), 0.0).is_some_and(|t| t > 0.0)
-        && !flat_at_both_ends(x0, x1, [p, a, b, c], flat)
-}
-
-/// Whether edge `[a, b]` passes through edge `[c, e]` on the straight paths `x0 → x1`
-/// after the start, unless the four particles lie within `flat` of one plane at both ends
-/// of the step ([`flat_at_both_ends`]).
-pub(super) fn edge_crosses_edge(
-    x0: &[Vec3],
-    x1: &[Vec3],
-    [a, b]: [usize; 2],
-    [c, e]: [usize; 2],
-    flat: f64,
-) -> bool {
-    let path = |i: usize| [x0[i], x1[i]];
-    edge_edge_ccd(path(a), path(b), path(c), path(e), EDGE_CROSSING_TOLERANCE)
-        .is_some_and(|t| t > 0.0)
-        && !flat_at_both_ends(x0, x1, [a, b, c, e], flat)
+    if moving {
+        let path = |i: usize| [x0[i], x1[i]];
+        let paths = [path(a), path(b), path(c), path(e)];
+        if edge_edge_ccd_from(dist, paths, EDGE_CROSSING_TOLERANCE).is_some_and(|t| t > 0.0)
+            && !flat_at_both_ends(x0, x1, [a, b, c, e], flat)
+        {
+            return Err(Crossing);
+        }
+    }
+    let interior = |w: f64| (END..=1.0 - END).contains(&w);
+    Ok(
+        (interior(s) && interior(u) && dist < d && dist > 1e-12 * d).then(|| Repulsion {
+            nodes: [a, b, c, e],
+            gamma: [1.0 - s, s, -(1.0 - u), -u],
+            normal: sep / dist,
+            point_triangle: false,
+        }),
+    )
 }
 
 /// Whether the four particles `q` lie within `flat` of one plane both at `x0` and at `x1`
@@ -135,6 +139,17 @@ pub(super) fn adjacent([a, b]: [usize; 2], [c, e]: [usize; 2]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collision::geometry::{edge_edge_ccd, point_triangle_ccd};
+
+    /// Whether the pair crosses over `x0 → x1` (no spring: distance 0).
+    fn crosses_pt(x0: &[Vec3], x1: &[Vec3], p: usize, tri: [usize; 3], flat: f64) -> bool {
+        point_triangle_pair((x0, x1), p, tri, 0.0, (true, flat)) == Err(Crossing)
+    }
+
+    /// Whether the edges cross over `x0 → x1`.
+    fn crosses_ee(x0: &[Vec3], x1: &[Vec3], e: [usize; 2], f: [usize; 2], flat: f64) -> bool {
+        edge_edge_pair((x0, x1), e, f, 0.0, (true, flat)) == Err(Crossing)
+    }
 
     #[test]
     fn flatness_is_the_height_over_the_largest_face() {
@@ -173,12 +188,12 @@ mod tests {
             let tri = [t[0], t[1], t[2]];
             let ccd = point_triangle_ccd(path(p), path(tri[0]), path(tri[1]), path(tri[2]), 0.0);
             raw += usize::from(ccd.is_some_and(|t| t > 0.0));
-            kept += usize::from(point_crosses_triangle(&x0, &x1, p, tri, flat));
+            kept += usize::from(crosses_pt(&x0, &x1, p, tri, flat));
         }
         for (e, f) in [([0, 1], [2, 3]), ([0, 2], [1, 3]), ([0, 3], [1, 2])] {
             let ccd = edge_edge_ccd(path(e[0]), path(e[1]), path(f[0]), path(f[1]), 1e-6);
             raw += usize::from(ccd.is_some_and(|t| t > 0.0));
-            kept += usize::from(edge_crosses_edge(&x0, &x1, e, f, flat));
+            kept += usize::from(crosses_ee(&x0, &x1, e, f, flat));
         }
         assert!(
             raw > 0,
@@ -197,7 +212,7 @@ mod tests {
             let p = |y: f64| Vec3::new(0.008, y, 0.008);
             let x0 = vec![p(start), tri[0], tri[1], tri[2]];
             let x1 = vec![p(end), tri[0], tri[1], tri[2]];
-            assert!(point_crosses_triangle(&x0, &x1, 0, [1, 2, 3], flat));
+            assert!(crosses_pt(&x0, &x1, 0, [1, 2, 3], flat));
         }
     }
 }

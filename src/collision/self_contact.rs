@@ -14,9 +14,7 @@
 //! Baraff's cloth/cloth contacts. Damping `−k_d (∂C/∂x) Ċ` damps approach only along `n`.
 use super::bvh::{Aabb, Bvh};
 use super::layers;
-use super::pairs::{
-    adjacent, edge_crosses_edge, edge_edge_spring, point_crosses_triangle, point_triangle_spring,
-};
+use super::pairs::{adjacent, edge_edge_pair, point_triangle_pair, Crossing};
 use crate::forces::condition::{condition_forces, condition_system, ConditionEval};
 use crate::forces::{ElementForces, JacobianMode, SystemShare};
 use crate::model::ClothModel;
@@ -26,7 +24,7 @@ use rayon::prelude::*;
 use std::collections::HashSet;
 
 /// Share of the repulsion distance within which four particles count as lying in one
-/// plane for the crossing tests (see `pairs::point_crosses_triangle`): a pair this flat
+/// plane for the crossing tests (see `pairs::point_triangle_pair`): a pair this flat
 /// at both ends of a step slides within its plane and does not cross.
 pub const FLAT: f64 = 1e-3;
 
@@ -316,11 +314,13 @@ impl SelfCollision {
                     if tri.contains(&p) {
                         return;
                     }
-                    if moving && point_crosses_triangle(x0, x1, p, tri, FLAT * d) {
-                        crossed.extend([p, tri[0], tri[1], tri[2]]);
-                        crossing = true;
-                    } else if !crossing {
-                        found.extend(point_triangle_spring(x1, p, tri, d));
+                    match point_triangle_pair((x0, x1), p, tri, d, (moving, FLAT * d)) {
+                        Err(Crossing) => {
+                            crossed.extend([p, tri[0], tri[1], tri[2]]);
+                            crossing = true;
+                        }
+                        Ok(spring) if !crossing => found.extend(spring),
+                        Ok(_) => {}
                     }
                 });
                 if crossing {
@@ -346,10 +346,10 @@ impl SelfCollision {
             if adjacent(first, second) {
                 return None;
             }
-            if moving && edge_crosses_edge(x0, x1, first, second, FLAT * d) {
-                return Some(Err([first[0], first[1], second[0], second[1]]));
+            match edge_edge_pair((x0, x1), first, second, d, (moving, FLAT * d)) {
+                Err(Crossing) => Some(Err([first[0], first[1], second[0], second[1]])),
+                Ok(spring) => spring.map(Ok),
             }
-            edge_edge_spring(x1, first, second, d).map(Ok)
         });
         let start = springs.len();
         for pair in pairs {

@@ -296,3 +296,52 @@ fn beyond_reach_answers_as_the_full_reach_bound() {
         "{decided_by_mean} answers needed the mean bound"
     );
 }
+
+#[test]
+fn the_gap_at_either_end_of_the_step_gates_the_crossing_tests_alike() {
+    // The self-collision search passes the distance at the end of the step (which its
+    // repulsion springs need anyway) where the tests compute the one at the start: the
+    // reach bounds the change of the distance from either end, so the answers agree. Long
+    // and short motions: short ones put many pairs beyond reach from one end or both.
+    let mut rnd = uniform(23);
+    let (mut hits, mut gated) = (0, [0, 0]);
+    for k in 0..1200 {
+        let scale = [1.0, 0.3, 0.08][k % 3];
+        let mut path = || {
+            let [p, q] = random_path(&mut rnd);
+            [p, p + (q - p) * scale]
+        };
+        let (a, b, c, e) = (path(), path(), path(), path());
+        let same = |t0: Option<f64>, t1: Option<f64>| match (t0, t1) {
+            (Some(t0), Some(t1)) => t0 == t1,
+            (t0, t1) => t0.is_none() && t1.is_none(),
+        };
+        for end in [0, 1] {
+            let (s, u) = segment_closest_params(a[end], b[end], c[end], e[end]);
+            let gap = ((a[end] + (b[end] - a[end]) * s) - (c[end] + (e[end] - c[end]) * u)).norm();
+            let from = edge_edge_ccd_from(gap, [a, b, c, e], 1e-6);
+            let plain = edge_edge_ccd(a, b, c, e, 1e-6);
+            assert!(
+                same(from, plain),
+                "edges, gap at {end}: {from:?} vs {plain:?}"
+            );
+            gated[end] += usize::from(beyond_reach(gap, 0.0, &[a, b], &[c, e]));
+            hits += usize::from(from.is_some());
+            let w = closest_point_barycentric(a[end], b[end], c[end], e[end]);
+            let gap = (a[end] - (b[end] * w[0] + c[end] * w[1] + e[end] * w[2])).norm();
+            let from = point_triangle_ccd_from(gap, [a, b, c, e], 0.0);
+            let plain = point_triangle_ccd(a, b, c, e, 0.0);
+            assert!(
+                same(from, plain),
+                "point, gap at {end}: {from:?} vs {plain:?}"
+            );
+            gated[end] += usize::from(beyond_reach(gap, 0.0, &[a], &[b, c, e]));
+            hits += usize::from(from.is_some());
+        }
+    }
+    assert!(hits >= 100, "the sample has crossings: {hits}");
+    assert!(
+        gated[0] >= 200 && gated[1] >= 200,
+        "pairs beyond reach: {gated:?}"
+    );
+}
