@@ -82,7 +82,7 @@ pub fn point_triangle_ccd(
 /// [`point_triangle_ccd`] of the paths `[p, a, b, c]` for a caller that already has
 /// `gap`, the distance from the point to the triangle at the start or at the end of the
 /// step (their reach bounds how much it changes over the step either way, see
-/// [`beyond_reach`]).
+/// `beyond_reach`).
 pub fn point_triangle_ccd_from(gap: f64, [p, a, b, c]: [[Vec3; 2]; 4], tol: f64) -> Option<f64> {
     // Far apart at the start for the distance the features move: no contact (see
     // `beyond_reach`; `slack` covers the points `tol` lets lie just outside the triangle).
@@ -114,7 +114,7 @@ pub fn edge_edge_ccd(
 
 /// [`edge_edge_ccd`] of the paths `[a, b, c, e]` for a caller that already has `gap`, the
 /// distance between the segments at the start or at the end of the step (their reach
-/// bounds how much it changes over the step either way, see [`beyond_reach`]).
+/// bounds how much it changes over the step either way, see `beyond_reach`).
 pub fn edge_edge_ccd_from(gap: f64, [a, b, c, e]: [[Vec3; 2]; 4], tol: f64) -> Option<f64> {
     if beyond_reach(gap, 0.0, &[a, b], &[c, e]) {
         return None;

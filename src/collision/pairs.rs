@@ -1,8 +1,8 @@
 //! The feature pairs of cloth self-collision (Baraff §6): a particle and a triangle not
 //! containing it, two edges sharing no particle. At one time they are tested for
 //! proximity (a repulsion spring when closer than the distance `d`, see
-//! [`super::self_contact`]); over a step for a crossing ([`point_triangle_ccd`],
-//! [`edge_edge_ccd`]).
+//! [`super::self_contact`]); over a step for a crossing
+//! ([`super::geometry::point_triangle_ccd`], [`super::geometry::edge_edge_ccd`]).
 //!
 //! ```text
 //! point–triangle  q = w_a a + w_b b + w_c c  closest to p,   spring if 0 < ‖p − q‖ < d
@@ -19,9 +19,9 @@ use crate::Vec3;
 /// the end point (a point–triangle pair).
 const END: f64 = 1e-6;
 
-/// Tolerance of the edge–edge crossing test ([`edge_edge_ccd`]): closest points within this
-/// fraction of the edge length count as touching, and so do parameters this close to an end
-/// (a hit at an end point is a point–triangle crossing, found by that test).
+/// Tolerance of the edge–edge crossing test ([`edge_edge_ccd_from`]): closest points within
+/// this fraction of the edge length count as touching, and so do parameters this close to
+/// an end (a hit at an end point is a point–triangle crossing, found by that test).
 const EDGE_CROSSING_TOLERANCE: f64 = 1e-6;
 
 /// A pair passes through the other over the step (the result of [`point_triangle_pair`]

@@ -135,7 +135,7 @@ pub struct AssemblyPlan {
     /// Slot of each particle's diagonal block.
     diagonal_slots: Vec<usize>,
     /// The gather lists (per pattern slot, the pseudo-set `shapes.len()` meaning
-    /// "diagonal[offset]"; per particle), built on the first gather.
+    /// "`diagonal[offset]`"; per particle), built on the first gather.
     lists: OnceLock<[GatherList; 2]>,
 }
 
