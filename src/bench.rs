@@ -191,8 +191,9 @@ pub fn default_params() -> SolverParams {
 /// [`default_params`] with overrides from the environment, so the benchmarks can compare
 /// settings without a rebuild: `DRAPE_BENCH_PRECONDITIONER` (`jacobi`, `gauss-seidel`,
 /// `ic0`, `cholesky` or `auto`), `DRAPE_BENCH_CG_TOLERANCE` (ε of every PCG solve,
-/// deflated or not) and `DRAPE_BENCH_MAX_STRETCH_CHANGE`
-/// (the stretch-jump limit of a step). Unset or unparsable values keep the default.
+/// deflated or not), `DRAPE_BENCH_MAX_STRETCH_CHANGE` (the stretch-jump limit of a step)
+/// and `DRAPE_BENCH_STRETCH_SWEEPS` (the sweeps of the limit on the stretch a step adds,
+/// 0 for none). Unset or unparsable values keep the default.
 pub fn params_from_env() -> SolverParams {
     let mut p = default_params();
     let var = |name: &str| std::env::var(name).ok();
@@ -213,6 +214,9 @@ pub fn params_from_env() -> SolverParams {
     }
     if let Some(limit) = positive("DRAPE_BENCH_MAX_STRETCH_CHANGE") {
         p.max_stretch_change = limit;
+    }
+    if let Some(sweeps) = var("DRAPE_BENCH_STRETCH_SWEEPS").and_then(|s| s.parse().ok()) {
+        p.stretch_sweeps = sweeps;
     }
     p
 }

@@ -31,6 +31,7 @@ pub mod record;
 pub mod schedule;
 mod stages;
 pub mod step_control;
+pub mod stretch_limit;
 pub mod workers;
 
 pub use params::{ForceModel, Integrator, SolverParams, CONTROL_CG_TOLERANCE};
@@ -123,6 +124,8 @@ pub struct Simulator {
     /// `max_stretch_change` (0 where the check is off): the step grows only after calm steps
     /// ([`StepControl::accept`]).
     last_jump: f64,
+    /// The limit on the stretch a step adds, with its scratch.
+    stretch_limit: stretch_limit::StretchLimit,
     /// Frame number at time 0 and frames per second, to sample body animations.
     clock: (f64, f64),
     /// Applied external forces (N) per particle, constant over the steps until changed
@@ -197,6 +200,7 @@ impl Simulator {
             collision_time: [0.0; 2],
             held: Vec::new(),
             last_jump: 0.0,
+            stretch_limit: Default::default(),
             clock: (0.0, 24.0),
             applied: None,
             tape: None,

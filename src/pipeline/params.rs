@@ -190,6 +190,14 @@ pub struct SolverParams {
     /// of the step with or without its position alteration, whichever is closer; see
     /// `Simulator::check_and_commit`. `f64::INFINITY` disables the check (fixed steps).
     pub max_stretch_change: f64,
+    /// Gauss–Seidel sweeps of the limit on the stretch a step adds ([`super::stretch_limit`],
+    /// Provot 1995): triangles whose stretch grew by more than half of
+    /// [`SolverParams::max_stretch_change`] are projected back to that before the step is
+    /// checked, instead of the step being rejected for the second-order stretch of a
+    /// turning edge. Only in steps with body contact, and not in keyframe control (whose
+    /// adjoint pass knows only the solve). Default 80; 0 turns it off (Baraff's rejection
+    /// alone).
+    pub stretch_sweeps: usize,
     /// Successful steps at a reduced size before trying to double it again; doubles after
     /// each failed growth attempt up to [`SolverParams::max_grow_wait`] (Baraff §7). Default 2.
     pub grow_wait: u32,
@@ -264,6 +272,7 @@ impl SolverParams {
             cg_deflation: true,
             preconditioner: crate::linalg::Preconditioner::default(),
             max_stretch_change: 0.02,
+            stretch_sweeps: 80,
             grow_wait: 2,
             max_grow_wait: 40,
             gravity: -9.81 * up,

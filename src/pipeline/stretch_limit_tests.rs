@@ -1,0 +1,211 @@
+//! Tests of the limit on the stretch a step adds.
+use super::*;
+use crate::fixtures::{sheet, SheetPins, SheetPlane, SheetSpec, SheetUv};
+use crate::model::UvScale;
+use crate::pipeline::stretch_measures;
+
+/// A flat, horizontal 0.5 m sheet of `n × n` particles with UVs in metres (at rest as
+/// built).
+fn model(n: usize) -> ClothModel {
+    let g = sheet(&SheetSpec {
+        n,
+        size: 0.5,
+        uv: SheetUv::Metres,
+        pins: SheetPins::None,
+        plane: SheetPlane::Horizontal,
+        ..SheetSpec::default()
+    });
+    ClothModel::build(&g, UvScale::Fixed(1.0), 0.1).unwrap()
+}
+
+/// Largest `s − bound` over all triangles and both measures.
+fn worst_excess(m: &ClothModel, bound: &[[f64; 2]], x: &[Vec3]) -> f64 {
+    let s = stretch_measures(&m.triangles, &m.rest, x);
+    (s.iter().zip(bound))
+        .flat_map(|(s, b)| [s[0] - b[0], s[1] - b[1]])
+        .fold(f64::MIN, f64::max)
+}
+
+/// Each particle moved along a straight line as a linearised step moves it under a turn of
+/// `angle` about the sheet's normal through its centre, plus a smooth ripple: every
+/// triangle ends stretched by about `angle²/2`, unevenly.
+fn turned(m: &ClothModel, angle: f64) -> Vec<Vec3> {
+    let c = m.positions.iter().sum::<Vec3>() / m.len() as f64;
+    let axis = Vec3::y();
+    m.positions
+        .iter()
+        .map(|p| {
+            let r = p - c;
+            let ripple = 0.01 * Vec3::new((9.0 * p.z).sin(), 0.0, (7.0 * p.x).cos());
+            p + angle * axis.cross(&r) + ripple
+        })
+        .collect()
+}
+
+#[test]
+fn a_turned_sheet_is_pulled_back_within_its_bounds_without_moving_its_centre_of_mass() {
+    let m = model(12);
+    let start = stretch_measures(&m.triangles, &m.rest, &m.positions);
+    let allow = 0.01;
+    let bound = bounds(&start, allow);
+    let proposed = turned(&m, 0.3);
+    let before = worst_excess(&m, &bound, &proposed);
+    assert!(
+        before > 0.03,
+        "the turn must stretch past the bound: {before}"
+    );
+    let tolerance = 1e-4 * allow;
+    let mut limit = StretchLimit::default();
+    let mut x = proposed.clone();
+    let once = limit.apply(&m, &bound, &[], tolerance, 1, &mut x);
+    assert!(
+        !once.converged,
+        "one sweep cannot settle a whole sheet: {once:?}"
+    );
+    let mut x = proposed.clone();
+    let out = limit.apply(&m, &bound, &[], tolerance, 500, &mut x);
+    assert!(out.violating > 100, "{out:?}");
+    assert!(
+        out.converged && out.sweeps < 500,
+        "the sweeps must converge: {out:?}"
+    );
+    let after = worst_excess(&m, &bound, &x);
+    assert!(after <= tolerance, "excess {before} -> {after}");
+    // Σ_i c_i = 0 for both measures: every projection keeps Σ m_i x_i.
+    let moment = |x: &[Vec3]| (x.iter().zip(&m.mass)).map(|(p, &mi)| mi * p).sum::<Vec3>();
+    let shift = (moment(&x) - moment(&proposed)).norm() / m.mass.iter().sum::<f64>();
+    assert!(shift < 1e-14, "centre of mass moved {shift} m");
+}
+
+#[test]
+fn one_projection_keeps_the_angular_moment_of_the_displacement_zero() {
+    // Σ_i m_i x_i × δx_i = −λ (Σ_i c_i x_i) × ŵ = −λ w × ŵ = 0 (module doc).
+    let m = model(2);
+    let tri = m.triangles[0];
+    let start = stretch_measures(&m.triangles, &m.rest, &m.positions);
+    let bound = bounds(&start, 0.0);
+    let mut x = m.positions.clone();
+    x[tri[1]] += Vec3::new(0.07, 0.02, -0.03);
+    x[tri[2]] += Vec3::new(-0.01, 0.05, 0.04);
+    let proposed = x.clone();
+    StretchLimit::default().apply(&m, &bound, &[], 0.0, 1, &mut x);
+    let mut moment = Vec3::zeros();
+    let mut scale: f64 = 0.0;
+    for i in 0..m.len() {
+        let dx = x[i] - proposed[i];
+        moment += m.mass[i] * x[i].cross(&dx);
+        scale = scale.max(m.mass[i] * x[i].norm() * dx.norm());
+    }
+    assert!(scale > 1e-6, "the triangle must have been projected");
+    assert!(moment.norm() < 1e-12 * scale, "{moment:?} against {scale}");
+}
+
+#[test]
+fn a_pinned_corner_stays_and_a_corner_in_contact_only_slides() {
+    let m = model(2);
+    let tri = m.triangles[0];
+    let start = stretch_measures(&m.triangles, &m.rest, &m.positions);
+    let bound = bounds(&start, 0.0);
+    let mut x = m.positions.clone();
+    for (k, &i) in tri.iter().enumerate() {
+        x[i] *= 1.0 + 0.1 * (k + 1) as f64;
+    }
+    let proposed = x.clone();
+    let n = Vec3::new(0.3, 1.0, -0.2).normalize();
+    let constraints = [
+        Constraint {
+            particle: tri[0],
+            filter: Mat3::zeros(),
+            z: Vec3::zeros(),
+        },
+        Constraint {
+            particle: tri[1],
+            filter: Mat3::identity() - n * n.transpose(),
+            z: Vec3::zeros(),
+        },
+    ];
+    let tolerance = 1e-9;
+    let out = StretchLimit::default().apply(&m, &bound, &constraints, tolerance, 2000, &mut x);
+    assert!(out.violating > 0, "{out:?}");
+    assert_eq!(x[tri[0]], proposed[tri[0]], "the pinned corner moved");
+    let slide = x[tri[1]] - proposed[tri[1]];
+    assert!(
+        slide.norm() > 1e-3,
+        "the contact corner must slide: {slide:?}"
+    );
+    assert!(
+        slide.dot(&n).abs() < 1e-12 * slide.norm(),
+        "it left the body: {slide:?}"
+    );
+    assert!(worst_excess(&m, &bound, &x) <= tolerance);
+}
+
+#[test]
+fn a_step_within_its_bounds_is_left_as_it_was() {
+    let m = model(6);
+    let start = stretch_measures(&m.triangles, &m.rest, &m.positions);
+    let bound = bounds(&start, 0.01);
+    let proposed = turned(&m, 0.05);
+    assert!(worst_excess(&m, &bound, &proposed) < 0.0);
+    let mut x = proposed.clone();
+    let out = StretchLimit::default().apply(&m, &bound, &[], 0.0, 20, &mut x);
+    let untouched = Limited {
+        converged: true,
+        ..Limited::default()
+    };
+    assert_eq!(out, untouched);
+    assert_eq!(x, proposed);
+}
+
+#[test]
+fn bounds_start_at_rest_for_a_compressed_triangle() {
+    let b = bounds(&[[0.9, 1.05], [1.0, 1.0]], 0.01);
+    assert_eq!(b, vec![[1.01, 1.06], [1.01, 1.01]]);
+}
+
+#[test]
+fn a_sheet_meeting_a_sphere_needs_fewer_rejections_and_stays_within_the_limit() {
+    let (g, sphere) = crate::bench::drape_over_sphere(21);
+    let material = crate::scene::Material::default();
+    let run = |sweeps: usize| {
+        let mut p = crate::bench::default_params();
+        p.stretch_sweeps = sweeps;
+        crate::bench::run_scene(&g, std::slice::from_ref(&sphere), &material, &p, 24.0, 24).unwrap()
+    };
+    let sweeps = crate::bench::default_params().stretch_sweeps;
+    let (limited, rejected) = (run(sweeps), run(0));
+    assert!(
+        limited.rejections < rejected.rejections,
+        "rejections {} with the limit, {} without",
+        limited.rejections,
+        rejected.rejections
+    );
+    assert!(
+        limited.final_max_strain < 0.05,
+        "strain {} (without the limit {})",
+        limited.final_max_strain,
+        rejected.final_max_strain
+    );
+}
+
+#[test]
+fn free_cloth_takes_baraffs_steps_alone() {
+    // No body contact: the limit stays off (SolverParams::stretch_sweeps), and the
+    // two-corner sheet of Baraff fig. 2 moves exactly as without it.
+    let g = crate::bench::sheet(12);
+    let material = crate::scene::Material::default();
+    let run = |sweeps: usize| {
+        let mut p = crate::bench::default_params();
+        p.stretch_sweeps = sweeps;
+        let model = ClothModel::build(&g, UvScale::Auto, material.density).unwrap();
+        let mut sim = crate::pipeline::Simulator::new(model, &material, &g.pin, p);
+        let mut rejections = 0;
+        for _ in 0..12 {
+            rejections += sim.advance(1.0 / 24.0).unwrap().rejections;
+        }
+        (sim.positions().to_vec(), rejections)
+    };
+    let (with, without) = (run(crate::bench::default_params().stretch_sweeps), run(0));
+    assert!(without.1 > 0, "the sheet's fall must have rejected steps");
+    assert_eq!(with, without);
+}
