@@ -63,7 +63,9 @@ pub struct Limited {
     pub violating: usize,
     /// Gauss–Seidel sweeps run.
     pub sweeps: usize,
-    /// Whether the last sweep found every triangle within its bound (so `x` is).
+    /// Whether a sweep found nothing left to move: every triangle within its bound, but
+    /// for any whose corners are all held in the direction that would shorten it (the
+    /// step's check then judges those).
     pub converged: bool,
 }
 
