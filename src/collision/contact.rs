@@ -340,6 +340,20 @@ impl BodyContacts {
         }
     }
 
+    /// Whether `p` lies within `reach` times a body's thickness of that body's surface (or
+    /// inside it).
+    pub fn near(bodies: &[BodyState], p: Vec3, reach: f64) -> bool {
+        bodies.iter().any(|body| {
+            let r = reach * body.thickness;
+            let mut hit = false;
+            body.candidates(&Aabb { min: p, max: p }.inflate(r), |t| {
+                let (_, c1) = body.corners(t);
+                hit = hit || surface_distance(p, c1).is_some_and(|(dist, _)| dist <= r);
+            });
+            hit
+        })
+    }
+
     /// Deepest penetration below the surface among `x` at the end of the step, as a
     /// fraction of each body's thickness (0 if none): the step check of Baraff §7 extended
     /// to contact trouble.

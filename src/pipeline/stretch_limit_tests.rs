@@ -4,6 +4,9 @@ use crate::fixtures::{sheet, SheetPins, SheetPlane, SheetSpec, SheetUv};
 use crate::model::UvScale;
 use crate::pipeline::stretch_measures;
 
+/// Sweeps of the simulations with the limit on (it is off by default).
+const SWEEPS: usize = 80;
+
 /// A flat, horizontal 0.5 m sheet of `n × n` particles with UVs in metres (at rest as
 /// built).
 fn model(n: usize) -> ClothModel {
@@ -172,8 +175,7 @@ fn a_sheet_meeting_a_sphere_needs_fewer_rejections_and_stays_within_the_limit() 
         p.stretch_sweeps = sweeps;
         crate::bench::run_scene(&g, std::slice::from_ref(&sphere), &material, &p, 24.0, 24).unwrap()
     };
-    let sweeps = crate::bench::default_params().stretch_sweeps;
-    let (limited, rejected) = (run(sweeps), run(0));
+    let (limited, rejected) = (run(SWEEPS), run(0));
     assert!(
         limited.rejections < rejected.rejections,
         "rejections {} with the limit, {} without",
@@ -205,7 +207,7 @@ fn free_cloth_takes_baraffs_steps_alone() {
         }
         (sim.positions().to_vec(), rejections)
     };
-    let (with, without) = (run(crate::bench::default_params().stretch_sweeps), run(0));
+    let (with, without) = (run(SWEEPS), run(0));
     assert!(without.1 > 0, "the sheet's fall must have rejected steps");
     assert_eq!(with, without);
 }
