@@ -27,11 +27,13 @@
 //! the definite system on the 2,500-vertex sheet on a sphere). The step is then checked
 //! as before; when the sweeps do not settle, it is checked as the solve left it.
 //!
-//! Off by default ([`super::SolverParams::stretch_sweeps`] 0). On, it does not yet account
-//! for self-contact: in the floor pile-up of tests/self_collision.rs, limited steps left
-//! the layers where every later step passed cloth through cloth, down to the smallest
-//! step. Holding the cloth near a body (the caller does) and judging a limited step that
-//! fails its check again as the solve left it were not enough.
+//! The caller holds (`S_i = 0`) what collision handling owns: cloth within a body's
+//! thickness of it, particles with a position alteration, and the triangles
+//! around every particle with a self-contact spring ([`spread`]). Without that last
+//! hold, limited steps of the floor pile-up of tests/self_collision.rs left its layers
+//! where later steps passed cloth through cloth down to the smallest step; a limited
+//! step that fails its check is also judged again as the solve left it. On by default
+//! ([`super::SolverParams::stretch_sweeps`] 80).
 //!
 //! Only in steps where the cloth touches a body, the case it is for. On free cloth
 //! Baraff's rejection alone settles better: with the limit, the two-corner sheet of
@@ -62,6 +64,15 @@ pub struct StretchLimit {
     queued: Vec<bool>,
 }
 
+/// When [`StretchLimit::apply`] stops.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settle {
+    /// How far past its bound a triangle may stay.
+    pub tolerance: f64,
+    /// Most Gauss–Seidel sweeps.
+    pub max_sweeps: usize,
+}
+
 /// What [`StretchLimit::apply`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Limited {
@@ -77,18 +88,24 @@ pub struct Limited {
 
 impl StretchLimit {
     /// Projects `x` until no triangle of `model` exceeds its bound `bound[t]` (per measure
-    /// `(‖w_u‖, ‖w_v‖)`, see [`bounds`]) by more than `tolerance` (converged), or
-    /// `max_sweeps` sweeps have run; `constraints` hold the filters `S_i` of the
-    /// constrained particles. Leaves `x` untouched when nothing exceeds its bound.
+    /// `(‖w_u‖, ‖w_v‖)`, see [`bounds`]) by more than `settle.tolerance` (converged), or
+    /// `settle.max_sweeps` sweeps have run; `constraints` hold the filters `S_i` of the
+    /// constrained particles, and a particle for which `hold(i)` is true does not move
+    /// (`S_i = 0`, whatever its constraint). `hold` is asked only about the corners of
+    /// the triangles the sweeps visit. Leaves `x` untouched when nothing exceeds its bound.
     pub fn apply(
         &mut self,
         model: &ClothModel,
         bound: &[[f64; 2]],
         constraints: &[Constraint],
-        tolerance: f64,
-        max_sweeps: usize,
+        hold: impl Fn(usize) -> bool,
+        settle: Settle,
         x: &mut [Vec3],
     ) -> Limited {
+        let Settle {
+            tolerance,
+            max_sweeps,
+        } = settle;
         let excess = |t: usize, x: &[Vec3]| {
             let d = Deformation::new(&model.triangles[t].map(|i| x[i]), &model.rest[t]);
             (d.wu.norm() - bound[t][0]).max(d.wv.norm() - bound[t][1])
@@ -111,14 +128,12 @@ impl StretchLimit {
             return out;
         }
         self.index(model);
-        let mut filters: Vec<Option<Mat3>> = vec![None; x.len()];
-        for c in constraints {
-            filters[c.particle] = Some(c.filter);
-        }
-        let weighted = |i: usize, g: Vec3| filters[i].map_or(g, |s| s * g) / model.mass[i];
+        let mut filters = Filters::new(x.len(), constraints);
         let mut moved = Vec::new();
         while out.sweeps < max_sweeps {
             out.sweeps += 1;
+            filters.resolve(model, &sweep, &hold);
+            let weighted = |i: usize, g: Vec3| filters.apply(i, g) / model.mass[i];
             moved.clear();
             for &t in &sweep {
                 let t = t as usize;
@@ -185,6 +200,42 @@ impl StretchLimit {
     }
 }
 
+/// The filters `S_i` of the sweeps: a constraint's, or `0` for a held particle, asked
+/// about once, when a sweep first reaches it.
+struct Filters {
+    filter: Vec<Option<Mat3>>,
+    resolved: Vec<bool>,
+}
+
+impl Filters {
+    fn new(particles: usize, constraints: &[Constraint]) -> Self {
+        let mut filter = vec![None; particles];
+        for c in constraints {
+            filter[c.particle] = Some(c.filter);
+        }
+        Filters {
+            filter,
+            resolved: vec![false; particles],
+        }
+    }
+
+    /// Asks `hold` about every corner of the triangles `sweep` not yet asked about.
+    fn resolve(&mut self, model: &ClothModel, sweep: &[u32], hold: &impl Fn(usize) -> bool) {
+        for &t in sweep {
+            for i in model.triangles[t as usize] {
+                if !std::mem::replace(&mut self.resolved[i], true) && hold(i) {
+                    self.filter[i] = Some(Mat3::zeros());
+                }
+            }
+        }
+    }
+
+    /// `S_i g`.
+    fn apply(&self, i: usize, g: Vec3) -> Vec3 {
+        self.filter[i].map_or(g, |s| s * g)
+    }
+}
+
 /// One projection of each measure of triangle `t` that exceeds `bound` by more than
 /// `tolerance` (module doc); `weighted(i, g)` is `W_i g`. Whether a particle moved.
 fn project(
@@ -218,6 +269,16 @@ fn project(
         moved = true;
     }
     moved
+}
+
+/// Marks also the corners of every triangle with a marked corner.
+pub fn spread(model: &ClothModel, marked: &mut [bool]) {
+    let seeds = marked.to_vec();
+    for t in &model.triangles {
+        if t.iter().any(|&i| seeds[i]) {
+            t.iter().for_each(|&i| marked[i] = true);
+        }
+    }
 }
 
 /// Each triangle's bounds `max(s₀, 1) + allow` from its measures `start = (‖w_u‖, ‖w_v‖)`

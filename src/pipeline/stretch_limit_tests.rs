@@ -21,12 +21,36 @@ fn model(n: usize) -> ClothModel {
     ClothModel::build(&g, UvScale::Fixed(1.0), 0.1).unwrap()
 }
 
+/// The bounds of a step that starts from the sheet as built, allowing `allow`.
+fn rest_bounds(m: &ClothModel, allow: f64) -> Vec<[f64; 2]> {
+    bounds(
+        &stretch_measures(&m.triangles, &m.rest, &m.positions),
+        allow,
+    )
+}
+
 /// Largest `s − bound` over all triangles and both measures.
 fn worst_excess(m: &ClothModel, bound: &[[f64; 2]], x: &[Vec3]) -> f64 {
     let s = stretch_measures(&m.triangles, &m.rest, x);
     (s.iter().zip(bound))
         .flat_map(|(s, b)| [s[0] - b[0], s[1] - b[1]])
         .fold(f64::MIN, f64::max)
+}
+
+/// [`StretchLimit::apply`] with no particle constrained or held.
+fn unheld(
+    limit: &mut StretchLimit,
+    m: &ClothModel,
+    bound: &[[f64; 2]],
+    tolerance: f64,
+    max_sweeps: usize,
+    x: &mut [Vec3],
+) -> Limited {
+    let settle = Settle {
+        tolerance,
+        max_sweeps,
+    };
+    limit.apply(m, bound, &[], |_| false, settle, x)
 }
 
 /// Each particle moved along a straight line as a linearised step moves it under a turn of
@@ -48,9 +72,8 @@ fn turned(m: &ClothModel, angle: f64) -> Vec<Vec3> {
 #[test]
 fn a_turned_sheet_is_pulled_back_within_its_bounds_without_moving_its_centre_of_mass() {
     let m = model(12);
-    let start = stretch_measures(&m.triangles, &m.rest, &m.positions);
     let allow = 0.01;
-    let bound = bounds(&start, allow);
+    let bound = rest_bounds(&m, allow);
     let proposed = turned(&m, 0.3);
     let before = worst_excess(&m, &bound, &proposed);
     assert!(
@@ -60,13 +83,13 @@ fn a_turned_sheet_is_pulled_back_within_its_bounds_without_moving_its_centre_of_
     let tolerance = 1e-4 * allow;
     let mut limit = StretchLimit::default();
     let mut x = proposed.clone();
-    let once = limit.apply(&m, &bound, &[], tolerance, 1, &mut x);
+    let once = unheld(&mut limit, &m, &bound, tolerance, 1, &mut x);
     assert!(
         !once.converged,
         "one sweep cannot settle a whole sheet: {once:?}"
     );
     let mut x = proposed.clone();
-    let out = limit.apply(&m, &bound, &[], tolerance, 500, &mut x);
+    let out = unheld(&mut limit, &m, &bound, tolerance, 500, &mut x);
     assert!(out.violating > 100, "{out:?}");
     assert!(
         out.converged && out.sweeps < 500,
@@ -85,13 +108,12 @@ fn one_projection_keeps_the_angular_moment_of_the_displacement_zero() {
     // Σ_i m_i x_i × δx_i = −λ (Σ_i c_i x_i) × ŵ = −λ w × ŵ = 0 (module doc).
     let m = model(2);
     let tri = m.triangles[0];
-    let start = stretch_measures(&m.triangles, &m.rest, &m.positions);
-    let bound = bounds(&start, 0.0);
+    let bound = rest_bounds(&m, 0.0);
     let mut x = m.positions.clone();
     x[tri[1]] += Vec3::new(0.07, 0.02, -0.03);
     x[tri[2]] += Vec3::new(-0.01, 0.05, 0.04);
     let proposed = x.clone();
-    StretchLimit::default().apply(&m, &bound, &[], 0.0, 1, &mut x);
+    unheld(&mut StretchLimit::default(), &m, &bound, 0.0, 1, &mut x);
     let mut moment = Vec3::zeros();
     let mut scale: f64 = 0.0;
     for i in 0..m.len() {
@@ -107,8 +129,7 @@ fn one_projection_keeps_the_angular_moment_of_the_displacement_zero() {
 fn a_pinned_corner_stays_and_a_corner_in_contact_only_slides() {
     let m = model(2);
     let tri = m.triangles[0];
-    let start = stretch_measures(&m.triangles, &m.rest, &m.positions);
-    let bound = bounds(&start, 0.0);
+    let bound = rest_bounds(&m, 0.0);
     let mut x = m.positions.clone();
     for (k, &i) in tri.iter().enumerate() {
         x[i] *= 1.0 + 0.1 * (k + 1) as f64;
@@ -128,7 +149,17 @@ fn a_pinned_corner_stays_and_a_corner_in_contact_only_slides() {
         },
     ];
     let tolerance = 1e-9;
-    let out = StretchLimit::default().apply(&m, &bound, &constraints, tolerance, 2000, &mut x);
+    let out = StretchLimit::default().apply(
+        &m,
+        &bound,
+        &constraints,
+        |_| false,
+        Settle {
+            tolerance,
+            max_sweeps: 2000,
+        },
+        &mut x,
+    );
     assert!(out.violating > 0, "{out:?}");
     assert_eq!(x[tri[0]], proposed[tri[0]], "the pinned corner moved");
     let slide = x[tri[1]] - proposed[tri[1]];
@@ -146,12 +177,11 @@ fn a_pinned_corner_stays_and_a_corner_in_contact_only_slides() {
 #[test]
 fn a_step_within_its_bounds_is_left_as_it_was() {
     let m = model(6);
-    let start = stretch_measures(&m.triangles, &m.rest, &m.positions);
-    let bound = bounds(&start, 0.01);
+    let bound = rest_bounds(&m, 0.01);
     let proposed = turned(&m, 0.05);
     assert!(worst_excess(&m, &bound, &proposed) < 0.0);
     let mut x = proposed.clone();
-    let out = StretchLimit::default().apply(&m, &bound, &[], 0.0, 20, &mut x);
+    let out = unheld(&mut StretchLimit::default(), &m, &bound, 0.0, 20, &mut x);
     let untouched = Limited {
         converged: true,
         ..Limited::default()
@@ -210,4 +240,75 @@ fn free_cloth_takes_baraffs_steps_alone() {
     let (with, without) = (run(SWEEPS), run(0));
     assert!(without.1 > 0, "the sheet's fall must have rejected steps");
     assert_eq!(with, without);
+}
+
+#[test]
+fn a_held_particle_stays_and_is_asked_about_once_when_a_sweep_reaches_it() {
+    let m = model(12);
+    let bound = rest_bounds(&m, 0.01);
+    let proposed = turned(&m, 0.3);
+    // One particle: two held ones would be too far apart for the sheet between them to
+    // shrink back (the turn stretched it all).
+    let held = |i: usize| i == 77;
+    let asked = std::cell::RefCell::new(Vec::new());
+    let mut x = proposed.clone();
+    let out = StretchLimit::default().apply(
+        &m,
+        &bound,
+        &[],
+        |i| {
+            asked.borrow_mut().push(i);
+            held(i)
+        },
+        Settle {
+            tolerance: 1e-6,
+            max_sweeps: 500,
+        },
+        &mut x,
+    );
+    assert!(out.converged && out.violating > 0, "{out:?}");
+    let mut asked = asked.into_inner();
+    let times = asked.len();
+    asked.sort_unstable();
+    asked.dedup();
+    assert_eq!(times, asked.len(), "a particle was asked about twice");
+    let mut moved = 0;
+    for i in 0..m.len() {
+        if held(i) {
+            assert_eq!(x[i], proposed[i], "held particle {i} moved");
+        } else if x[i] != proposed[i] {
+            moved += 1;
+            assert!(asked.binary_search(&i).is_ok(), "{i} moved unasked");
+        }
+    }
+    assert!(moved > m.len() / 2, "only {moved} particles moved");
+}
+
+#[test]
+fn spreading_marks_the_triangles_around_a_particle() {
+    // Grid spacing h = 0.5 / 8; the particle at the centre of the 9 × 9 sheet.
+    let m = model(9);
+    let h = 0.5 / 8.0;
+    let centre = m.positions.iter().sum::<Vec3>() / m.len() as f64;
+    let seed = (0..m.len())
+        .min_by(|&a, &b| {
+            let d = |i: usize| (m.positions[i] - centre).norm();
+            d(a).total_cmp(&d(b))
+        })
+        .unwrap();
+    assert!((m.positions[seed] - centre).norm() < 1e-9);
+    let mut marked = vec![false; m.len()];
+    marked[seed] = true;
+    spread(&m, &mut marked);
+    for (i, p) in m.positions.iter().enumerate() {
+        let r = (p - m.positions[seed]).norm();
+        if r < 1.01 * h {
+            assert!(marked[i], "edge neighbour {i} at {r} not marked");
+        }
+        if r > 1.5 * h {
+            assert!(!marked[i], "{i} at {r} marked");
+        }
+    }
+    let count = marked.iter().filter(|&&b| b).count();
+    assert!((7..=9).contains(&count), "{count} marked");
 }
