@@ -283,16 +283,23 @@ impl Simulator {
         // (Holding only the particles with springs, later steps of the floor pile-up of
         // tests/self_collision.rs passed layers through each other down to the smallest
         // step; holding none, from frame 10.)
-        let mut near_cloth = Vec::new();
-        if self.self_collision.is_some() {
-            let layers = NearbyCloth::new(proposed.len(), self.system.repulsions());
-            let layers = layers.holding(&self.held);
-            near_cloth = (0..proposed.len()).map(|i| layers.near(i)).collect();
-            super::stretch_limit::spread(&self.model, &mut near_cloth);
-        }
+        // Built on the first question, so not in the (most) steps that need no sweep.
+        let near_cloth = std::cell::OnceCell::new();
+        let near_cloth = || {
+            near_cloth.get_or_init(|| {
+                let mut near = Vec::new();
+                if self.self_collision.is_some() {
+                    let layers = NearbyCloth::new(proposed.len(), self.system.repulsions());
+                    let layers = layers.holding(&self.held);
+                    near = (0..proposed.len()).map(|i| layers.near(i)).collect();
+                    super::stretch_limit::spread(&self.model, &mut near);
+                }
+                near
+            })
+        };
         let (bodies, y) = (&self.bodies, &self.y);
         let hold = |i: usize| {
-            near_cloth.get(i).is_some_and(|&n| n)
+            near_cloth().get(i).is_some_and(|&n| n)
                 || y[i] != Vec3::zeros()
                 || BodyContacts::near(bodies, proposed[i], NEAR_BODY)
         };

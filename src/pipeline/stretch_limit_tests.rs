@@ -29,6 +29,14 @@ fn rest_bounds(m: &ClothModel, allow: f64) -> Vec<[f64; 2]> {
     )
 }
 
+/// The 2 × 2 sheet (two triangles), its first triangle, bounds that allow no added
+/// stretch, and its positions as built.
+fn one_triangle() -> (ClothModel, [usize; 3], Vec<[f64; 2]>, Vec<Vec3>) {
+    let m = model(2);
+    let (tri, bound, x) = (m.triangles[0], rest_bounds(&m, 0.0), m.positions.clone());
+    (m, tri, bound, x)
+}
+
 /// Largest `s − bound` over all triangles and both measures.
 fn worst_excess(m: &ClothModel, bound: &[[f64; 2]], x: &[Vec3]) -> f64 {
     let s = stretch_measures(&m.triangles, &m.rest, x);
@@ -106,10 +114,7 @@ fn a_turned_sheet_is_pulled_back_within_its_bounds_without_moving_its_centre_of_
 #[test]
 fn one_projection_keeps_the_angular_moment_of_the_displacement_zero() {
     // Σ_i m_i x_i × δx_i = −λ (Σ_i c_i x_i) × ŵ = −λ w × ŵ = 0 (module doc).
-    let m = model(2);
-    let tri = m.triangles[0];
-    let bound = rest_bounds(&m, 0.0);
-    let mut x = m.positions.clone();
+    let (m, tri, bound, mut x) = one_triangle();
     x[tri[1]] += Vec3::new(0.07, 0.02, -0.03);
     x[tri[2]] += Vec3::new(-0.01, 0.05, 0.04);
     let proposed = x.clone();
@@ -127,10 +132,7 @@ fn one_projection_keeps_the_angular_moment_of_the_displacement_zero() {
 
 #[test]
 fn a_pinned_corner_stays_and_a_corner_in_contact_only_slides() {
-    let m = model(2);
-    let tri = m.triangles[0];
-    let bound = rest_bounds(&m, 0.0);
-    let mut x = m.positions.clone();
+    let (m, tri, bound, mut x) = one_triangle();
     for (k, &i) in tri.iter().enumerate() {
         x[i] *= 1.0 + 0.1 * (k + 1) as f64;
     }
