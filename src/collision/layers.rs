@@ -136,12 +136,14 @@ mod tests {
                 gamma: [1.0, -0.2, -0.3, -0.5],
                 normal: Vec3::y(),
                 point_triangle: true,
+                slack: 0.0,
             },
             Repulsion {
                 nodes: [4, 5, 6, 7],
                 gamma: [0.6, 0.4, -0.5, -0.5],
                 normal: Vec3::y(),
                 point_triangle: false,
+                slack: 0.0,
             },
         ];
         let layers = NearbyCloth::new(9, &springs);
@@ -153,6 +155,7 @@ mod tests {
             gamma: [1.0, -1.0, 0.0, 0.0],
             normal: -Vec3::y(),
             point_triangle: true,
+            slack: 0.0,
         });
         let both = NearbyCloth::new(9, &sandwich);
         assert!(both.over_cloth(0, Vec3::y()) && both.over_cloth(0, -Vec3::y()));

@@ -12,7 +12,7 @@
 use super::geometry::{
     closest_point_barycentric, edge_edge_ccd_from, point_triangle_ccd_from, segment_closest_params,
 };
-use super::self_contact::Repulsion;
+use super::self_contact::{step_slack, Repulsion};
 use crate::Vec3;
 
 /// Parameters of an edge–edge pair's closest points closer than this to an end count as
@@ -61,6 +61,7 @@ pub(super) fn point_triangle_pair(
         gamma: [1.0, -w[0], -w[1], -w[2]],
         normal: sep / dist,
         point_triangle: true,
+        slack: step_slack(dist, d),
     }))
 }
 
@@ -97,6 +98,7 @@ pub(super) fn edge_edge_pair(
             gamma: [1.0 - s, s, -(1.0 - u), -u],
             normal: sep / dist,
             point_triangle: false,
+            slack: step_slack(dist, d),
         }),
     )
 }

@@ -69,6 +69,7 @@ fn a_released_particle_resting_on_the_surface_comes_back_unless_cloth_lies_under
             gamma: [1.0, -0.2, -0.3, -0.5],
             normal: n,
             point_triangle: true,
+            slack: 0.0,
         }];
         let layers = NearbyCloth::new(4, if layered { &springs } else { &[] });
         c.detect(&bodies, x, &rest, &[false], &layers, h, g, None);
@@ -103,6 +104,7 @@ fn a_particle_over_cloth_is_pushed_out_but_never_pulled_down_onto_the_body() {
         gamma: [1.0, -1.0, 0.0, 0.0],
         normal: Vec3::y(),
         point_triangle: true,
+        slack: 0.0,
     };
     let alterations = |layers: &NearbyCloth| {
         let mut c = BodyContacts::default();
@@ -211,6 +213,7 @@ fn a_particle_held_above_the_body_by_its_cloth_is_not_pulled_down_onto_it() {
         gamma: [1.0, -0.2, -0.3, -0.5],
         normal: Vec3::y(),
         point_triangle: true,
+        slack: 0.0,
     }];
     let layered = NearbyCloth::new(4, &spring);
     assert_eq!(contacts(Vec3::zeros(), Some(Vec3::zeros()), &layered), 1);

@@ -22,6 +22,7 @@ fn repulsion_matches_finite_differences_and_only_pushes() {
         gamma: [1.0, -w[0], -w[1], -w[2]],
         normal: Vec3::z(),
         point_triangle: true,
+        slack: 0.0,
     };
     let (d, k, kd) = (0.004, 5e3, 5.0);
     let e = repulsion_forces(&r, &x, &v, d, k, kd, JacobianMode::Exact);
@@ -94,6 +95,13 @@ fn a_point_that_crossed_a_triangle_is_moved_back_to_its_side() {
     assert!(alterations.is_empty());
     let n = ours[0].normal;
     assert!(n.y > 0.99, "separation points up: {n}");
+    // 2 mm apart, half of d: the spring pushes them to 2 mm + PUSH_PER_STEP · d this step.
+    let slack = (1.0 - 0.5 - PUSH_PER_STEP) * d;
+    assert!(
+        (ours[0].slack - slack).abs() < 1e-12,
+        "slack {}",
+        ours[0].slack
+    );
     // Next step it has passed 1 mm below: the spring keeps its up direction and the
     // particle is moved back up to distance d above.
     x[8] = target - Vec3::new(0.0, 0.001, 0.0);
@@ -108,7 +116,46 @@ fn a_point_that_crossed_a_triangle_is_moved_back_to_its_side() {
         (y - Vec3::new(0.0, d + 0.001, 0.0)).norm() < 1e-9,
         "y = {y}"
     );
-    assert!(springs.iter().any(|r| r.nodes[0] == 8 && r.normal.y > 0.99));
+    // Its spring holds it at d, the distance the alteration restores: no slack.
+    let kept = springs
+        .iter()
+        .find(|r| r.nodes[0] == 8 && r.normal.y > 0.99);
+    assert_eq!(kept.expect("kept").slack, 0.0);
+}
+
+#[test]
+fn a_spring_pushes_at_most_a_share_of_the_distance_per_step() {
+    let d = 0.004;
+    // Apart by at least (1 − PUSH_PER_STEP) d: the spring pushes to d.
+    assert_eq!(step_slack(0.9 * d, d), 0.0);
+    assert_eq!(step_slack((1.0 - PUSH_PER_STEP) * d, d), 0.0);
+    // Closer: to `dist + PUSH_PER_STEP · d`, where its force ends.
+    let dist = 0.2 * d;
+    let slack = step_slack(dist, d);
+    assert!((slack - (0.8 - PUSH_PER_STEP) * d).abs() < 1e-15);
+    let spring = Repulsion {
+        nodes: [0, 1, 2, 3],
+        gamma: [1.0, -1.0 / 3.0, -1.0 / 3.0, -1.0 / 3.0],
+        normal: Vec3::z(),
+        point_triangle: true,
+        slack,
+    };
+    let triangle = [Vec3::new(0.0, 0.0, 0.0), Vec3::x(), Vec3::y()];
+    let at = |z: f64| {
+        let x = [
+            Vec3::new(1.0 / 3.0, 1.0 / 3.0, z),
+            triangle[0],
+            triangle[1],
+            triangle[2],
+        ];
+        let v = [Vec3::zeros(); 4];
+        repulsion_forces(&spring, &x, &v, d, 5e3, 5.0, JacobianMode::Exact).f[0].z
+    };
+    let reach = dist + PUSH_PER_STEP * d;
+    assert!(at(dist) > 0.0 && at(reach - 1e-6) > 0.0);
+    assert_eq!(at(reach + 1e-9), 0.0);
+    // The force is that of a spring of rest length `reach`: k (reach − z).
+    assert!((at(dist) - 5e3 * (reach - dist)).abs() < 1e-9);
 }
 
 #[test]

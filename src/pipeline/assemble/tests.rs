@@ -67,6 +67,7 @@ fn fused_assembly_equals_the_assembly_from_element_jacobians() {
                 gamma,
                 normal,
                 point_triangle,
+                slack: 0.0,
             }
         })
         .collect();
