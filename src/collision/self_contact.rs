@@ -47,8 +47,9 @@ pub struct Repulsion {
 }
 
 /// Share of the repulsion distance `d` by which one step's spring pushes a pair apart
-/// at most (Bridson, Fedkiw and Anderson 2002 bound their repulsion impulses likewise, to
-/// a tenth of the thickness per step).
+/// at most. (Bridson, Fedkiw and Anderson 2002 bound their repulsion impulses in the same
+/// spirit: a pair's separating speed after one is at most a tenth of its overlap per
+/// step.)
 ///
 /// The springs are as stiff as stretch, so a step of any size resolves the spring's whole
 /// compression: a pair that an earlier step left `δ` inside `d` is pushed apart by `δ`
