@@ -30,7 +30,7 @@ pub mod spring;
 pub mod stretch;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 /// Which Jacobian to compute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

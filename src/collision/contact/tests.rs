@@ -358,3 +358,49 @@ fn a_particle_crossing_a_face_within_one_step_is_caught_by_the_continuous_test()
     );
     assert!(c.contacts.is_empty());
 }
+
+#[test]
+fn the_plane_tests_skip_only_faces_that_give_no_hit_or_are_no_nearer() {
+    // Particles around the faceted sphere and over the floor, from inside the body to a
+    // few thicknesses out, moving up to a few thicknesses (and some far) in a step.
+    let mut rng = crate::forces::tests::Rng::new(17);
+    let h = 1.0 / 48.0;
+    let (mut hits, mut skipped) = (0, 0);
+    for (body, centre) in [(sphere(), true), (floor(), false)] {
+        let (bodies, tau, _) = test_bodies(body);
+        for case in 0..4000 {
+            let dir = rng.vec(1.0).normalize();
+            let out = rng.range(-2.0 * tau, 6.0 * tau);
+            let x0 = if centre {
+                dir * (0.35 + out)
+            } else {
+                Vec3::new(rng.range(-1.0, 1.0), out, rng.range(-1.0, 1.0))
+            };
+            let reach = if case % 10 == 0 { 0.1 } else { 3.0 * tau };
+            let pred = x0 + rng.vec(reach);
+            let fast = find_hit_with(&bodies, x0, pred, h, true);
+            assert_eq!(
+                fast,
+                find_hit_with(&bodies, x0, pred, h, false),
+                "case {case}: x0 {x0:?}, pred {pred:?}"
+            );
+            hits += usize::from(fast.is_some());
+            let mut q = crate::collision::bvh::Aabb::empty();
+            q.include(x0);
+            q.include(pred);
+            bodies[0].candidates(&q.inflate(tau), |t| {
+                let (_, c1) = bodies[0].corners(t);
+                skipped += usize::from(clear_of_still_face(x0, pred, c1, tau));
+                // The penetration check's bound leaves out only faces no nearer than it.
+                let (dist, _) = surface_distance(pred, c1, f64::INFINITY).unwrap();
+                let bound = rng.range(0.0, 3.0 * tau);
+                match surface_distance(pred, c1, bound) {
+                    Some(d) => assert_eq!(d, (dist, d.1)),
+                    None => assert!(dist >= bound * (1.0 - 1e-12), "{dist} < {bound}"),
+                }
+            });
+        }
+    }
+    assert!(hits > 1000, "the cases find contacts: {hits}");
+    assert!(skipped > 1000, "the plane test skips faces: {skipped}");
+}
