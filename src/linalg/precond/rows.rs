@@ -7,7 +7,7 @@
 //! [`Rows`] bases, and touches nothing else, so the borrow checker proves the domains
 //! independent. The equations are those of the module doc of [`precond`](super).
 use super::structure::Structure;
-use super::{pivot_inverse, Block, Filtered};
+use super::{pivot_inverse, smallest_eigenvalue_bound, Block, Filtered};
 use crate::linalg::block3::spd_inverse_or_diagonal;
 use crate::{Mat3, Vec3};
 use std::ops::Range;
@@ -114,7 +114,7 @@ pub(super) fn gauss_seidel_rows(
 
 /// Settings of one IC(0) pass.
 pub(super) struct IcPass<'a> {
-    /// Relative diagonal shift `α`.
+    /// Relative shift `α`: the pass factors `Ã + α Λ` (module doc of [`super`]).
     pub(super) shift: f64,
     /// Replace failing pivots (the last attempt) instead of failing.
     pub(super) permissive: bool,
@@ -123,11 +123,11 @@ pub(super) struct IcPass<'a> {
     pub(super) abort: &'a AtomicBool,
 }
 
-/// One IC(0) pass of `Ã + α diag(Ã)` (diagonal entries of the diagonal blocks scaled by
-/// `1 + α`) over `rows`, in row order. Returns the number of replaced pivots, or `None` at
-/// the first failing pivot (of this or another domain) unless `permissive` (then a failing
-/// pivot is replaced by the shifted `Ã_ii`, see [`pivot_inverse`]). `row` is scratch for
-/// `F_ik = L_ik D_k` of the current row.
+/// One IC(0) pass of `Ã + α Λ` (`α λ̂_i I` added to each diagonal block, `λ̂_i` its
+/// [`smallest_eigenvalue_bound`]) over `rows`, in row order. Returns the number of
+/// replaced pivots, or `None` at the first failing pivot (of this or another domain)
+/// unless `permissive` (then a failing pivot is replaced by the shifted `Ã_ii`, see
+/// [`pivot_inverse`]). `row` is scratch for `F_ik = L_ik D_k` of the current row.
 pub(super) fn ic0_rows(
     st: &Structure,
     rows: &Rows,
@@ -146,7 +146,11 @@ pub(super) fn ic0_rows(
         let (lo, d) = (st.row_ptr[i], st.diag[i]);
         let a_ii = filtered.at(i, d);
         let a_ii = (a_ii + a_ii.transpose()) * 0.5;
-        let a_ii = a_ii + Mat3::from_diagonal(&a_ii.diagonal()) * pass.shift;
+        let a_ii = if pass.shift > 0.0 {
+            a_ii + Mat3::identity() * (pass.shift * smallest_eigenvalue_bound(&a_ii))
+        } else {
+            a_ii
+        };
         row.clear();
         let mut pivot = a_ii;
         for k in lo..d {

@@ -361,8 +361,41 @@ fn triangular_preconditioners_are_bit_identical_for_one_and_two_threads() {
 
 #[test]
 fn ic0_breakdown_restarts_with_a_shift_and_still_solves() {
-    // Kershaw's 4x4 SPD matrix (a cycle of couplings, one of them positive), on 3x3
-    // blocks `a_ij I`: unshifted IC(0) meets a negative pivot.
+    // Kershaw's matrix on 3x3 blocks `a_ij I`: unshifted IC(0) meets a negative pivot.
+    let a = kershaw(Mat3::identity(), Mat3::zeros());
+    restarts_and_solves(&a, "Kershaw");
+}
+
+/// Factors a Kershaw system ([`kershaw`]) by IC(0) in the natural order (the order in
+/// which it breaks IC(0) down; the separator order's restarts are tested in
+/// `ordering.rs`), checks that the factorisation restarted with a shift and replaced no
+/// pivot, and that IC(0)-preconditioned CG solves the system to its dense answer.
+fn restarts_and_solves(a: &BlockCsr, name: &str) -> TriangularFactor {
+    assert!(dense(a).cholesky().is_some(), "{name}: the matrix is SPD");
+    let f = factor_in(
+        a,
+        &[],
+        Preconditioner::BlockIncompleteCholesky,
+        EliminationOrder::Natural,
+    );
+    eprintln!("{name}: {:?}", f.stats);
+    assert!(f.stats.restarts > 0 && f.stats.shift > 0.0, "{:?}", f.stats);
+    assert_eq!(f.stats.pivot_fallbacks, 0);
+    let b: Vec<Vec3> = (0..4).map(|i| Vec3::new(1.0, -(i as f64), 0.5)).collect();
+    let (dv, res) = solve_with(a, &b, &[], 1e-12, 100, ALL[2]);
+    let reference = dense_constrained_solve(a, &b, &[]);
+    let err = max_abs_diff(&dv, &reference) / max_abs(&reference);
+    eprintln!(
+        "{name}: shifted IC(0) {} iterations, rel. error {err:.1e}",
+        res.iterations
+    );
+    assert!(res.converged && err < 1e-9, "{res:?} {err}");
+    f
+}
+
+/// Kershaw's 4x4 SPD matrix `K` (a cycle of couplings, one of them positive, which breaks
+/// IC(0) down) on 3x3 blocks: `A_ij = K_ij coupled + δ_ij own`.
+fn kershaw(coupled: Mat3, own: Mat3) -> BlockCsr {
     let k = [
         [3.0, -2.0, 0.0, 2.0],
         [-2.0, 3.0, -2.0, 0.0],
@@ -378,31 +411,70 @@ fn ic0_breakdown_restarts_with_a_shift_and_still_solves() {
     for (i, row) in k.iter().enumerate() {
         for (j, &x) in row.iter().enumerate() {
             if let Some(slot) = a.pattern.slot(i, j) {
-                a.values[slot] = Mat3::identity() * x;
+                a.values[slot] = coupled * x + if i == j { own } else { Mat3::zeros() };
             }
         }
     }
-    assert!(dense(&a).cholesky().is_some(), "Kershaw's matrix is SPD");
-    // Natural order: the order in which Kershaw's matrix breaks IC(0) down (the
-    // separator order's restarts are tested in `ordering.rs`).
-    let f = factor_in(
-        &a,
-        &[],
-        Preconditioner::BlockIncompleteCholesky,
-        EliminationOrder::Natural,
+    a
+}
+
+#[test]
+fn ic0_shift_leaves_the_stiff_directions_of_anisotropic_blocks_alone() {
+    // The shift is sized by each block's smallest eigenvalue (here Kershaw's 3 along n),
+    // not by its diagonal entries (here about 2k/3 on every axis): the factor still acts
+    // on the stiff plane as `A` does, `P⁻¹ (e_i ⊗ t) = e_i ⊗ t / k` for t ⊥ n, while the
+    // weak direction is shifted enough to factor. A shift by `α diag(Ã)` would be off by
+    // `α · 2/3` there (at least 7e-4 for the smallest α that fixes a pivot).
+    let n = Vec3::new(1.0, 2.0, 2.0) / 3.0;
+    let k = 1e6;
+    // Kershaw's couplings along a tilted normal, a stiffness k in the plane across it: a
+    // cloth-like block (weak along the normal, stiff in the plane) whose weak direction
+    // breaks IC(0).
+    let normal = n * n.transpose();
+    let a = kershaw(normal, (Mat3::identity() - normal) * k);
+    let f = restarts_and_solves(&a, "anisotropic Kershaw");
+    let plane = [
+        n.cross(&Vec3::x()).normalize(),
+        n.cross(&Vec3::z()).normalize(),
+    ];
+    let mut worst: f64 = 0.0;
+    for i in 0..4 {
+        for t in plane {
+            let mut r = vec![Vec3::zeros(); 4];
+            r[i] = t;
+            let mut s = vec![Vec3::zeros(); 4];
+            f.apply(&r, &mut s, |_, x| x);
+            let exact: Vec<Vec3> = r.iter().map(|x| x / k).collect();
+            worst = worst.max(max_abs_diff(&s, &exact) / max_abs(&exact));
+        }
+    }
+    eprintln!("anisotropic Kershaw: in-plane error of P⁻¹ {worst:.1e}");
+    assert!(
+        worst < 1e-5,
+        "the shift reached the stiff plane: {worst:.1e}"
     );
-    eprintln!("Kershaw: {:?}", f.stats);
-    assert!(f.stats.restarts > 0 && f.stats.shift > 0.0, "{:?}", f.stats);
-    assert_eq!(f.stats.pivot_fallbacks, 0);
-    let b: Vec<Vec3> = (0..4).map(|i| Vec3::new(1.0, -(i as f64), 0.5)).collect();
-    let (dv, res) = solve_with(&a, &b, &[], 1e-12, 100, ALL[2]);
-    let reference = dense_constrained_solve(&a, &b, &[]);
-    let err = max_abs_diff(&dv, &reference) / max_abs(&reference);
-    eprintln!(
-        "Kershaw: shifted IC(0) {} iterations, rel. error {err:.1e}",
-        res.iterations
-    );
-    assert!(res.converged && err < 1e-10, "{res:?} {err}");
+}
+
+#[test]
+fn the_shift_scale_lies_within_root_three_below_the_smallest_eigenvalue() {
+    use crate::linalg::precond::smallest_eigenvalue_bound;
+    let mut rng = Rng::new(77);
+    let mut ratios = (f64::INFINITY, 0.0f64);
+    for _ in 0..2000 {
+        // M = R diag(λ) Rᵀ with eigenvalues spread over up to six decades.
+        let r = nalgebra::Rotation3::new(rng.vec3() * 3.0).into_inner();
+        let lambda = rng.vec3().map(|e| 10f64.powf(3.0 * e));
+        let m = r * Mat3::from_diagonal(&lambda) * r.transpose();
+        let smallest = m.symmetric_eigenvalues().min();
+        let ratio = smallest_eigenvalue_bound(&m) / smallest;
+        ratios = (ratios.0.min(ratio), ratios.1.max(ratio));
+    }
+    eprintln!("bound / λ_min in [{:.4}, {:.4}]", ratios.0, ratios.1);
+    assert!(ratios.0 >= 1.0 / 3f64.sqrt() * (1.0 - 1e-9), "{ratios:?}");
+    assert!(ratios.1 <= 1.0 + 1e-9, "{ratios:?}");
+    // An indefinite block is not shifted.
+    let m = Mat3::from_diagonal(&Vec3::new(2.0, -5.0, 1.0));
+    assert_eq!(smallest_eigenvalue_bound(&m), 0.0);
 }
 
 #[test]
