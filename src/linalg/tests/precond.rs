@@ -421,10 +421,11 @@ fn kershaw(coupled: Mat3, own: Mat3) -> BlockCsr {
 #[test]
 fn ic0_shift_leaves_the_stiff_directions_of_anisotropic_blocks_alone() {
     // The shift is sized by each block's smallest eigenvalue (here Kershaw's 3 along n),
-    // not by its diagonal entries (here about 2k/3 on every axis): the factor still acts
-    // on the stiff plane as `A` does, `P⁻¹ (e_i ⊗ t) = e_i ⊗ t / k` for t ⊥ n, while the
-    // weak direction is shifted enough to factor. A shift by `α diag(Ã)` would be off by
-    // `α · 2/3` there (at least 7e-4 for the smallest α that fixes a pivot).
+    // not by its diagonal entries (here 5k/9 to 8k/9): the factor still acts on the stiff
+    // plane as `A` does, `P⁻¹ (e_i ⊗ t) = e_i ⊗ t / k` for t ⊥ n, while the weak
+    // direction is shifted enough to factor. A shift by `α diag(Ã)` adds unequal amounts
+    // of about `α k` to the axes, which also couples the plane to the weak normal: at
+    // α = 1e-3 the in-plane error below measured 1.2e-1.
     let n = Vec3::new(1.0, 2.0, 2.0) / 3.0;
     let k = 1e6;
     // Kershaw's couplings along a tilted normal, a stiffness k in the plane across it: a
