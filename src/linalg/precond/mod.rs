@@ -174,6 +174,9 @@ pub struct TriangularFactor {
     tri: Vec<Mat3>,
     /// `D_i⁻¹` (elimination order).
     inv_diag: Vec<Mat3>,
+    /// `λ̂_i` of the rows (elimination order) while IC(0) restarts with a shift (module
+    /// doc), computed at the first shifted pass of a factorisation.
+    scales: Vec<f64>,
     /// `tri` rounded to single precision, what [`TriangularFactor::apply`] reads unless
     /// `double`.
     tri32: Vec<Mat3f>,
@@ -315,7 +318,7 @@ impl TriangularFactor {
             filter_of: &self.filter_of,
             filter_blocks: &self.filter_blocks,
         };
-        let (tri, inv_diag) = (&mut self.tri, &mut self.inv_diag);
+        let (tri, inv_diag, scales) = (&mut self.tri, &mut self.inv_diag, &mut self.scales);
         if kind == Preconditioner::BlockGaussSeidel {
             by_domains(st, tri, inv_diag, &mut self.rows, |rows, l, d, _| {
                 gauss_seidel_rows(st, rows, &filtered, l, d);
@@ -325,9 +328,17 @@ impl TriangularFactor {
             return true;
         }
         for (attempt, &shift) in SHIFTS.iter().enumerate() {
+            if attempt == 1 {
+                // The first shifted pass: the rows' `λ̂_i`, once for all later passes.
+                scales.resize(st.n(), 0.0);
+                crate::parallel::fill(scales, super::block3::CHUNK, |i| {
+                    smallest_eigenvalue_bound(&filtered.diagonal(i))
+                });
+            }
             let abort = AtomicBool::new(false);
             let pass = IcPass {
                 shift,
+                scales,
                 permissive: attempt + 1 == SHIFTS.len(),
                 abort: &abort,
             };
@@ -497,6 +508,14 @@ impl Filtered<'_> {
     fn filter(&self, i: usize) -> Option<Mat3> {
         let k = self.filter_of[i];
         (k != FREE).then(|| self.filter_blocks[k])
+    }
+
+    /// The symmetric part of `Ã_ii` (position `i` in the elimination order), the diagonal
+    /// block IC(0) factors.
+    #[inline]
+    fn diagonal(&self, i: usize) -> Mat3 {
+        let a_ii = self.at(i, self.st.diag[i]);
+        (a_ii + a_ii.transpose()) * 0.5
     }
 
     /// `Ã_ij` for the slot `k = (i, j)` of row `i` (positions in the elimination order).

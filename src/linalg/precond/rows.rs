@@ -7,7 +7,7 @@
 //! [`Rows`] bases, and touches nothing else, so the borrow checker proves the domains
 //! independent. The equations are those of the module doc of [`precond`](super).
 use super::structure::Structure;
-use super::{pivot_inverse, smallest_eigenvalue_bound, Block, Filtered};
+use super::{pivot_inverse, Block, Filtered};
 use crate::linalg::block3::spd_inverse_or_diagonal;
 use crate::{Mat3, Vec3};
 use std::ops::Range;
@@ -107,8 +107,7 @@ pub(super) fn gauss_seidel_rows(
             l[k - sb] = m;
             l[st.transpose[k] - sb] = m.transpose();
         }
-        let a_ii = filtered.at(i, d);
-        d_inv[i - rb] = spd_inverse_or_diagonal(&((a_ii + a_ii.transpose()) * 0.5));
+        d_inv[i - rb] = spd_inverse_or_diagonal(&filtered.diagonal(i));
     }
 }
 
@@ -116,6 +115,8 @@ pub(super) fn gauss_seidel_rows(
 pub(super) struct IcPass<'a> {
     /// Relative shift `α`: the pass factors `Ã + α Λ` (module doc of [`super`]).
     pub(super) shift: f64,
+    /// `λ̂_i` per row (elimination order; read only when `shift > 0`).
+    pub(super) scales: &'a [f64],
     /// Replace failing pivots (the last attempt) instead of failing.
     pub(super) permissive: bool,
     /// Set by the first failing pivot so that the other domain stops early (the pass is
@@ -124,7 +125,7 @@ pub(super) struct IcPass<'a> {
 }
 
 /// One IC(0) pass of `Ã + α Λ` (`α λ̂_i I` added to each diagonal block, `λ̂_i` its
-/// [`smallest_eigenvalue_bound`]) over `rows`, in row order. Returns the number of
+/// [`smallest_eigenvalue_bound`](super::smallest_eigenvalue_bound), from `pass.scales`) over `rows`, in row order. Returns the number of
 /// replaced pivots, or `None` at the first failing pivot (of this or another domain)
 /// unless `permissive` (then a failing pivot is replaced by the shifted `Ã_ii`, see
 /// [`pivot_inverse`]). `row` is scratch for `F_ik = L_ik D_k` of the current row.
@@ -144,10 +145,9 @@ pub(super) fn ic0_rows(
             return None;
         }
         let (lo, d) = (st.row_ptr[i], st.diag[i]);
-        let a_ii = filtered.at(i, d);
-        let a_ii = (a_ii + a_ii.transpose()) * 0.5;
+        let a_ii = filtered.diagonal(i);
         let a_ii = if pass.shift > 0.0 {
-            a_ii + Mat3::identity() * (pass.shift * smallest_eigenvalue_bound(&a_ii))
+            a_ii + Mat3::identity() * (pass.shift * pass.scales[i])
         } else {
             a_ii
         };
