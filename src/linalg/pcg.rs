@@ -355,12 +355,26 @@ fn solve(
         v.resize(n, Vec3::zeros());
     }
     factor.stats = Default::default();
-    let triangular = factor.factor(a, |i| f.matrix(i), preconditioner);
+    // The deflation's set-up does not depend on the factor: when an incomplete factor is
+    // coming, the two run side by side, each one's serial parts (the separator rows, the
+    // coarse matrix and its Cholesky factor) beside the other's parallel ones.
+    let beside = settings.deflation
+        && preconditioner != Preconditioner::BlockJacobi
+        && !factor.wants_complete(n, preconditioner);
+    let (triangular, prepared) = if beside {
+        let (triangular, prepared) = parallel::join(
+            || factor.factor(a, |i| f.matrix(i), preconditioner),
+            || deflation.prepare(a, |i| f.matrix(i)),
+        );
+        (triangular, Some(prepared))
+    } else {
+        (factor.factor(a, |i| f.matrix(i), preconditioner), None)
+    };
     // (A complete factor solves in one or two iterations: nothing to deflate.)
     let deflate = triangular
         && settings.deflation
         && !factor.stats.complete
-        && deflation.prepare(a, |i| f.matrix(i));
+        && prepared.unwrap_or_else(|| deflation.prepare(a, |i| f.matrix(i)));
     if !deflate {
         deflation.deactivate();
     }
