@@ -287,6 +287,69 @@ fn a_held_particle_stays_and_is_asked_about_once_when_a_sweep_reaches_it() {
 }
 
 #[test]
+fn widening_adds_every_triangle_around_a_moved_corner_in_order() {
+    let m = model(8);
+    let mut limit = StretchLimit::default();
+    limit.index(&m);
+    // The sweep with every triangle around a corner of `moved` (by brute force).
+    let widened = |sweep: &[u32], moved: &[usize]| -> Vec<u32> {
+        let corners: Vec<usize> = moved.iter().flat_map(|&t| m.triangles[t]).collect();
+        let around = |t: &[usize; 3]| t.iter().any(|i| corners.contains(i));
+        let mut all: Vec<u32> = (0..m.triangles.len() as u32)
+            .filter(|&t| sweep.contains(&t) || around(&m.triangles[t as usize]))
+            .collect();
+        all.dedup();
+        all
+    };
+    let mut sweep = vec![5u32, 40, 41];
+    for &t in &sweep {
+        limit.queued[t as usize] = true;
+    }
+    // Corners met again (5 twice, then beside 40) and a moved triangle the sweep reached
+    // only by widening (`moved` lies in the sweep in `apply`).
+    for moved in [vec![5], vec![5, 40], vec![41, 6], vec![60]] {
+        let want = widened(&sweep, &moved);
+        let before = sweep.clone();
+        let added = limit.widen(&m, &moved, &mut sweep);
+        assert_eq!(sweep, want, "after moving {moved:?}");
+        let new: Vec<u32> = want.into_iter().filter(|t| !before.contains(t)).collect();
+        assert_eq!(added, new, "added by {moved:?}");
+    }
+}
+
+#[test]
+fn a_limit_applied_again_does_the_same_as_a_fresh_one() {
+    // The marks of one `apply` (queued triangles, expanded corners) must not leak into
+    // the next: one particle pulled out of a sheet at rest, whose sweeps must widen from
+    // its own triangles to their neighbours, limited twice by one limit and once each by
+    // fresh ones.
+    let m = model(12);
+    let bound = rest_bounds(&m, 0.01);
+    let pulled = |i: usize, by: Vec3| {
+        let mut x = m.positions.clone();
+        x[i] += by;
+        x
+    };
+    let mut used = StretchLimit::default();
+    for (i, by) in [(77, 0.02), (77, 0.02), (64, 0.015)] {
+        let by = Vec3::new(by, 0.5 * by, 0.2 * by);
+        let (mut again, mut fresh) = (pulled(i, by), pulled(i, by));
+        let a = unheld(&mut used, &m, &bound, 1e-6, 500, &mut again);
+        let b = unheld(
+            &mut StretchLimit::default(),
+            &m,
+            &bound,
+            1e-6,
+            500,
+            &mut fresh,
+        );
+        assert!(b.converged && b.sweeps > 3, "{b:?}");
+        assert_eq!(a, b, "particle {i}");
+        assert!(again == fresh, "particle {i}: the positions differ");
+    }
+}
+
+#[test]
 fn spreading_marks_the_triangles_around_a_particle() {
     // Grid spacing h = 0.5 / 8; the particle at the centre of the 9 × 9 sheet.
     let m = model(9);
