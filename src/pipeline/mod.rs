@@ -31,6 +31,7 @@ pub mod record;
 pub mod schedule;
 mod stages;
 pub mod step_control;
+mod stretch_check;
 pub mod stretch_limit;
 pub mod workers;
 
@@ -42,10 +43,9 @@ use crate::collision::contact::Contact;
 use crate::collision::self_contact::SelfCollision;
 use crate::collision::{BodyContacts, BodyState};
 use crate::error::{Error, Result};
-use crate::forces::deformation::Deformation;
 use crate::forces::JacobianMode;
 use crate::linalg::pcg::{modified_pcg_with, Constraint, PcgResult, PcgScratch, PcgSettings};
-use crate::model::{ClothModel, TriangleRest};
+use crate::model::ClothModel;
 use crate::scene::{Animation, Body, Material};
 use crate::Vec3;
 use assemble::System;
@@ -54,6 +54,7 @@ use rayon::prelude::*;
 use schedule::Replay;
 use std::sync::Arc;
 use step_control::StepControl;
+use stretch_check::stretch_measures;
 
 /// Solver figures of one frame (SPEC `--report`, progress events).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -126,6 +127,10 @@ pub struct Simulator {
     last_jump: f64,
     /// The limit on the stretch a step adds, with its scratch.
     stretch_limit: stretch_limit::StretchLimit,
+    /// `(‖w_u‖, ‖w_v‖)` of every triangle at `x`, when the step that ended there measured
+    /// them (its stretch check): the next step's start. Set wherever `x` changes
+    /// (`Simulator::check_and_commit`).
+    stretch_at_x: Option<Vec<[f64; 2]>>,
     /// Frame number at time 0 and frames per second, to sample body animations.
     clock: (f64, f64),
     /// Applied external forces (N) per particle, constant over the steps until changed
@@ -201,6 +206,7 @@ impl Simulator {
             held: Vec::new(),
             last_jump: 0.0,
             stretch_limit: Default::default(),
+            stretch_at_x: None,
             clock: (0.0, 24.0),
             applied: None,
             tape: None,
@@ -368,10 +374,19 @@ impl Simulator {
 
     /// Largest stretch strain over all triangles: max |‖w_u‖ − 1|, |‖w_v‖ − 1|.
     pub fn max_strain(&self) -> f64 {
-        stretch_measures(&self.model.triangles, &self.model.rest, &self.x)
+        self.stretch_at_start()
             .iter()
             .flat_map(|s| s.iter().map(|w| (w - 1.0).abs()))
             .fold(0.0, f64::max)
+    }
+
+    /// `(‖w_u‖, ‖w_v‖)` of every triangle at `x` (kept from the last step's check, else
+    /// evaluated).
+    fn stretch_at_start(&self) -> std::borrow::Cow<'_, [[f64; 2]]> {
+        match &self.stretch_at_x {
+            Some(s) => s.into(),
+            None => stretch_measures(&self.model.triangles, &self.model.rest, &self.x).into(),
+        }
     }
 
     /// Advances by `duration` seconds (one frame), adapting the step (Baraff §7).
@@ -575,18 +590,4 @@ fn mean_rest_edge(model: &ClothModel) -> f64 {
         })
         .sum();
     total / (3 * model.rest.len()).max(1) as f64
-}
-
-/// `(‖w_u‖, ‖w_v‖)` of every triangle (Baraff eq. 9, [`Deformation`]).
-fn stretch_measures(tris: &[[usize; 3]], rest: &[TriangleRest], x: &[Vec3]) -> Vec<[f64; 2]> {
-    tris.par_iter()
-        .zip(rest.par_iter())
-        .map(|(t, r)| stretch_measure(t, r, x))
-        .collect()
-}
-
-/// `(‖w_u‖, ‖w_v‖)` of triangle `t` at positions `x`.
-fn stretch_measure(t: &[usize; 3], rest: &TriangleRest, x: &[Vec3]) -> [f64; 2] {
-    let d = Deformation::new(&t.map(|i| x[i]), rest);
-    [d.wu.norm(), d.wv.norm()]
 }

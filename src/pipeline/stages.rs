@@ -3,8 +3,9 @@
 //! integrators that solve the linearised system of Baraff's eq. 18 (implicit, BDF2,
 //! preview), with its dispatch to the others ([`super::integrators`]), and the checks
 //! that accept or reject a proposed step (Baraff §7).
+use super::stretch_check::largest_jump;
 use super::stretch_limit::Settle;
-use super::{integrators, stretch_measure, FrameStats, Integrator, Rejection, Simulator};
+use super::{integrators, FrameStats, Integrator, Rejection, Simulator};
 use crate::collision::layers::NearbyCloth;
 use crate::collision::BodyContacts;
 use crate::forces::JacobianMode;
@@ -269,10 +270,8 @@ impl Simulator {
         {
             return None;
         }
-        let (tris, rest) = (&self.model.triangles, &self.model.rest);
-        let start = super::stretch_measures(tris, rest, &self.x);
         let allow = LIMITED_TO * limit;
-        let bound = super::stretch_limit::bounds(&start, allow);
+        let bound = super::stretch_limit::bounds(&self.stretch_at_start(), allow);
         // Cloth within a body's thickness of it is the contact handling's: the limit holds
         // it where the solve left it. (Moved, the curtain swept by a fast limb in
         // tests/collisions.rs ended 0.73 of the thickness inside the limb a few steps
@@ -367,29 +366,17 @@ impl Simulator {
         // the solve's own motion: a jump is a change beyond the limit from both the start
         // x₀ and the altered start x₀ + y (see [`stretch_jump`]).
         let shifted: Vec<Vec3> = self.x.iter().zip(&self.y).map(|(x, y)| x + y).collect();
-        let (tris, rest) = (&self.model.triangles, &self.model.rest);
-        let jump = if limit.is_finite() {
-            let jump_of = |t: &[usize; 3], r| {
-                let unaltered = || {
-                    let moved = t.iter().any(|&i| self.y[i] != Vec3::zeros());
-                    moved.then(|| stretch_measure(t, r, &self.x))
-                };
-                let (start, end) = (
-                    stretch_measure(t, r, &shifted),
-                    stretch_measure(t, r, &x_new),
-                );
-                stretch_jump(start, end, unaltered)
-            };
-            let mut partials = Vec::new();
-            parallel::chunks(
-                (&tris[..], &rest[..]),
-                PARTICLE_CHUNK,
-                &mut partials,
-                |_, (t, r)| (t.iter().zip(r)).fold(0.0, |m: f64, (t, r)| m.max(jump_of(t, r))),
+        let (tris, rest) = (&self.model.triangles[..], &self.model.rest[..]);
+        let (jump, ends) = if limit.is_finite() {
+            let (jump, ends) = largest_jump(
+                (tris, rest),
+                (&self.x, &self.y, &shifted),
+                &x_new,
+                self.stretch_at_x.as_deref(),
             );
-            partials.into_iter().fold(0.0, f64::max)
+            (jump, Some(ends))
         } else {
-            0.0
+            (0.0, None)
         };
         if jump > limit {
             return Err(Rejection::Stretch);
@@ -450,6 +437,7 @@ impl Simulator {
             }
         }
         self.x = x_new;
+        self.stretch_at_x = ends;
         self.time += h;
         self.last_jump = if limit.is_finite() { jump / limit } else { 0.0 };
         Ok(crossed)
@@ -474,117 +462,3 @@ const PARTICLE_CHUNK: usize = 512;
 /// Share of the repulsion distance below which a body contact's pull down is rounding (a
 /// particle resting at the thickness) and is not checked against the cloth under it.
 const PULL_CHECKED_FROM: f64 = 1e-3;
-
-/// How far a triangle's stretch `(‖w_u‖, ‖w_v‖)` jumped (Baraff §7) from `shifted` at the
-/// altered start x₀ + y to `after` at the end of the step: the largest over the two
-/// components of its [`stretch_excess`] from the altered start and, where a corner was
-/// altered, from the start x₀ too (`unaltered`, `None` when no corner was), whichever is
-/// smaller. A step jumped when this exceeds the limit for some triangle: from x₀ + y
-/// alone, a contact's alteration that drags one corner several centimetres onto the body,
-/// and the solve that then brings the rest along, read as a jump: on Baraff's fig.-1
-/// drape half the rejections were of that kind, the step ending within 1% of rest.
-fn stretch_jump(
-    shifted: [f64; 2],
-    after: [f64; 2],
-    unaltered: impl FnOnce() -> Option<[f64; 2]>,
-) -> f64 {
-    let excess = |from: [f64; 2]| [0, 1].map(|k| stretch_excess(from[k], after[k]));
-    let altered_start = excess(shifted);
-    if altered_start == [0.0; 2] {
-        return 0.0;
-    }
-    let per_component = match unaltered() {
-        None => altered_start,
-        Some(start) => {
-            let from_start = excess(start);
-            [0, 1].map(|k| altered_start[k].min(from_start[k]))
-        }
-    };
-    per_component[0].max(per_component[1])
-}
-
-/// How far a stretch measure `after` (‖w_u‖ or ‖w_v‖ at the end of a step) lies outside
-/// the range between its value `before` the step and rest (1): 0 for a triangle that relaxed
-/// toward rest without passing it, the overshoot past rest for one that did, and the whole
-/// change for one that moved away from rest. Baraff §7 rejects steps whose stretch changes
-/// drastically because instability shows that way; a stiff stretch mode relaxing within one
-/// step (a triangle compressed by a contact's position alteration springing back) is the
-/// implicit integrator doing its job, and before this measure it halved the step of the
-/// fig.-1 drape down to 1/32 of a frame.
-fn stretch_excess(before: f64, after: f64) -> f64 {
-    let (lo, hi) = if before < 1.0 {
-        (before, 1.0)
-    } else {
-        (1.0, before)
-    };
-    (lo - after).max(after - hi).max(0.0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{stretch_excess, stretch_jump};
-
-    #[test]
-    fn a_jump_must_show_from_both_the_start_and_the_altered_start() {
-        let limit = 0.02;
-        let stretch_jumped = |shifted, after, unaltered: fn() -> Option<[f64; 2]>, limit| {
-            stretch_jump(shifted, after, unaltered) > limit
-        };
-        // Moving away from rest with nothing altered: a jump.
-        assert!(stretch_jumped([1.0, 1.0], [1.05, 1.0], || None, limit));
-        // A corner dragged by an alteration (1.0 → 2.06 at x₀ + y) and the solve bringing
-        // the triangle back to 1.01: no jump.
-        assert!(!stretch_jumped(
-            [1.0, 2.06],
-            [1.0, 1.01],
-            || Some([1.0, 1.0]),
-            limit
-        ));
-        // Compressed to 0.90 by the alteration, ending at 1.03 from 1.04 at x₀: 3% past
-        // rest from x₀ + y, relaxation from x₀: no jump.
-        assert!(!stretch_jumped(
-            [0.90, 1.0],
-            [1.03, 1.0],
-            || Some([1.04, 1.0]),
-            limit
-        ));
-        // The same end from an unaltered start at rest: a jump.
-        assert!(stretch_jumped(
-            [0.90, 1.0],
-            [1.03, 1.0],
-            || Some([1.0, 1.0]),
-            limit
-        ));
-        // Both starts must agree on the component: u jumps only from x₀ + y, v only from
-        // x₀: no jump.
-        assert!(!stretch_jumped(
-            [0.95, 1.03],
-            [1.03, 1.03],
-            || Some([1.03, 1.0]),
-            limit
-        ));
-        // The measure itself: the larger component of the smaller excess of both starts.
-        let jump = stretch_jump([0.95, 1.03], [1.03, 1.05], || Some([1.04, 1.0]));
-        assert!((jump - 0.02).abs() < 1e-12, "{jump}");
-        assert!((stretch_jump([1.0, 1.0], [0.99, 1.0], || None) - 0.01).abs() < 1e-12);
-        assert_eq!(
-            stretch_jump([0.9, 1.0], [0.95, 1.0], || panic!("not needed")),
-            0.0
-        );
-    }
-
-    #[test]
-    fn stretch_excess_counts_only_motion_away_from_rest() {
-        // Relaxing toward rest, from either side, is free.
-        assert_eq!(stretch_excess(0.95, 0.99), 0.0);
-        assert_eq!(stretch_excess(1.08, 1.01), 0.0);
-        assert_eq!(stretch_excess(1.08, 1.0), 0.0);
-        // Moving away from rest counts in full.
-        assert!((stretch_excess(1.01, 1.05) - 0.04).abs() < 1e-12);
-        assert!((stretch_excess(0.99, 0.96) - 0.03).abs() < 1e-12);
-        assert!((stretch_excess(1.0, 0.97) - 0.03).abs() < 1e-12);
-        // Passing rest counts by the overshoot.
-        assert!((stretch_excess(0.95, 1.03) - 0.03).abs() < 1e-12);
-        assert!((stretch_excess(1.10, 0.98) - 0.02).abs() < 1e-12);
-    }
-}
