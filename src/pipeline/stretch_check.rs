@@ -165,42 +165,27 @@ mod tests {
     #[test]
     fn a_jump_must_show_from_both_the_start_and_the_altered_start() {
         let limit = 0.02;
-        let stretch_jumped = |shifted, after, unaltered: fn() -> Option<[f64; 2]>, limit| {
-            stretch_jump(shifted, after, unaltered) > limit
-        };
-        // Moving away from rest with nothing altered: a jump.
-        assert!(stretch_jumped([1.0, 1.0], [1.05, 1.0], || None, limit));
-        // A corner dragged by an alteration (1.0 → 2.06 at x₀ + y) and the solve bringing
-        // the triangle back to 1.01: no jump.
-        assert!(!stretch_jumped(
-            [1.0, 2.06],
-            [1.0, 1.01],
-            || Some([1.0, 1.0]),
-            limit
-        ));
-        // Compressed to 0.90 by the alteration, ending at 1.03 from 1.04 at x₀: 3% past
-        // rest from x₀ + y, relaxation from x₀: no jump.
-        assert!(!stretch_jumped(
-            [0.90, 1.0],
-            [1.03, 1.0],
-            || Some([1.04, 1.0]),
-            limit
-        ));
-        // The same end from an unaltered start at rest: a jump.
-        assert!(stretch_jumped(
-            [0.90, 1.0],
-            [1.03, 1.0],
-            || Some([1.0, 1.0]),
-            limit
-        ));
-        // Both starts must agree on the component: u jumps only from x₀ + y, v only from
-        // x₀: no jump.
-        assert!(!stretch_jumped(
-            [0.95, 1.03],
-            [1.03, 1.03],
-            || Some([1.03, 1.0]),
-            limit
-        ));
+        // (start at x₀ + y, end, start at x₀ if a corner was altered, a jump?)
+        type Case = ([f64; 2], [f64; 2], Option<[f64; 2]>, bool);
+        let cases: [Case; 5] = [
+            // Moving away from rest with nothing altered: a jump.
+            ([1.0, 1.0], [1.05, 1.0], None, true),
+            // A corner dragged by an alteration (1.0 → 2.06 at x₀ + y) and the solve
+            // bringing the triangle back to 1.01: no jump.
+            ([1.0, 2.06], [1.0, 1.01], Some([1.0, 1.0]), false),
+            // Compressed to 0.90 by the alteration, ending at 1.03 from 1.04 at x₀: 3% past
+            // rest from x₀ + y, relaxation from x₀: no jump.
+            ([0.90, 1.0], [1.03, 1.0], Some([1.04, 1.0]), false),
+            // The same end from an unaltered start at rest: a jump.
+            ([0.90, 1.0], [1.03, 1.0], Some([1.0, 1.0]), true),
+            // Both starts must agree on the component: u jumps only from x₀ + y, v only
+            // from x₀: no jump.
+            ([0.95, 1.03], [1.03, 1.03], Some([1.03, 1.0]), false),
+        ];
+        for (shifted, after, unaltered, jumped) in cases {
+            let jump = stretch_jump(shifted, after, || unaltered);
+            assert_eq!(jump > limit, jumped, "{shifted:?} → {after:?}: {jump}");
+        }
         // The measure itself: the larger component of the smaller excess of both starts.
         let jump = stretch_jump([0.95, 1.03], [1.03, 1.05], || Some([1.04, 1.0]));
         assert!((jump - 0.02).abs() < 1e-12, "{jump}");

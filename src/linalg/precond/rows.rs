@@ -125,10 +125,11 @@ pub(super) struct IcPass<'a> {
 }
 
 /// One IC(0) pass of `Ã + α Λ` (`α λ̂_i I` added to each diagonal block, `λ̂_i` its
-/// [`smallest_eigenvalue_bound`](super::smallest_eigenvalue_bound), from `pass.scales`) over `rows`, in row order. Returns the number of
-/// replaced pivots, or `None` at the first failing pivot (of this or another domain)
-/// unless `permissive` (then a failing pivot is replaced by the shifted `Ã_ii`, see
-/// [`pivot_inverse`]). `row` is scratch for `F_ik = L_ik D_k` of the current row.
+/// [`smallest_eigenvalue_bound`](super::smallest_eigenvalue_bound), from `pass.scales`)
+/// over `rows`, in row order. Returns the number of replaced pivots, or `None` at the
+/// first failing pivot (of this or another domain) unless `permissive` (then a failing
+/// pivot is replaced by the shifted `Ã_ii`, see [`pivot_inverse`]). `row` is scratch for
+/// `F_ik = L_ik D_k` of the current row.
 pub(super) fn ic0_rows(
     st: &Structure,
     rows: &Rows,
