@@ -166,6 +166,14 @@ impl Blocked {
         &self.elements[self.ptr[b]..self.ptr[b + 1]]
     }
 
+    /// The particles of range `b` of a split over `n` particles: the `i` with
+    /// `i · blocks / n = b` ([`Blocked::blocks`] ranges), which hold the rows that the
+    /// elements of [`Blocked::block`] `b` write.
+    pub fn particles(&self, n: usize, b: usize) -> std::ops::Range<usize> {
+        let start = |b: usize| (b * n).div_ceil(self.blocks());
+        start(b)..start(b + 1)
+    }
+
     /// Number of elements in the blocks (the rest not counted).
     pub fn in_blocks(&self) -> usize {
         self.elements.len()
@@ -267,6 +275,18 @@ mod tests {
     fn check_split(n: usize, arity: usize, nodes: &[usize], b: &Blocked) {
         let count = nodes.len() / arity;
         let mut seen = vec![0; count];
+        // The ranges cover the particles in order, each where `Blocked::new` puts it.
+        let mut next = 0;
+        for k in 0..b.blocks() {
+            let range = b.particles(n, k);
+            assert_eq!(
+                range.start, next,
+                "range {k} does not follow the one before"
+            );
+            next = range.end;
+            assert!(range.clone().all(|i| i * b.blocks() / n == k), "range {k}");
+        }
+        assert_eq!(next, n, "the ranges do not end at the last particle");
         for k in 0..b.blocks() {
             let block = b.block(k);
             assert!(
@@ -276,7 +296,10 @@ mod tests {
             for &e in block {
                 seen[e as usize] += 1;
                 for &i in &nodes[e as usize * arity..][..arity] {
-                    assert_eq!(i * b.blocks() / n, k, "element {e} outside block {k}");
+                    assert!(
+                        b.particles(n, k).contains(&i),
+                        "element {e} outside block {k}"
+                    );
                 }
             }
         }

@@ -156,7 +156,6 @@ impl System {
             fused,
             ..
         } = self;
-        plan.scatter_begin(Some(mass_blocks), matrix, rhs);
         let elements = Elements {
             state: &state,
             coeff: coefficients,
@@ -170,7 +169,8 @@ impl System {
             rhs,
             writer: &SystemWriter { v, y, h },
         };
-        if !(*fused && sink.fused(&elements)) {
+        if !(*fused && sink.fused(&elements, mass_blocks)) {
+            (sink.plan).scatter_begin(Some(mass_blocks), sink.matrix, sink.rhs);
             elements.visit_triangles(&mut sink);
             elements.visit_second(&mut sink);
             elements.visit_repulsions(&mut sink);
@@ -429,8 +429,9 @@ impl ScatterSink<'_> {
     /// ([`SystemShare`]; the same sums as
     /// [`SetSink::set`] with the element's [`ElementForces`]). Only for the Jacobians of
     /// the solver ([`JacobianMode::System`], [`JacobianMode::Definite`]) without lift;
-    /// false (nothing done) otherwise.
-    fn fused(&mut self, elements: &Elements) -> bool {
+    /// false (nothing done) otherwise. The system starts from `mass` on the diagonal; the
+    /// continuum model's triangles and hinges go in one pass ([`AssemblyPlan::scatter_two`]).
+    fn fused(&mut self, elements: &Elements, mass: &[Mat3]) -> bool {
         let State {
             model,
             x,
@@ -444,7 +445,7 @@ impl ScatterSink<'_> {
         }
         let SystemWriter { v: _, y, h } = *self.writer;
         let continuum = elements.continuum;
-        (self.plan).scatter(0, Some(self.matrix), self.rhs, |t, blocks, rhs| {
+        let triangle = |t: usize, blocks: &mut [Mat3], rhs: &mut [Vec3]| {
             let tri = model.triangles[t];
             let (xs, vs) = (tri.map(|i| x[i]), tri.map(|i| v[i]));
             let rest = &model.rest[t];
@@ -459,9 +460,9 @@ impl ScatterSink<'_> {
             if coeff.drag > 0.0 {
                 add_drag_system(&xs, &vs, rest.area, coeff.drag, wind, mode, &mut out);
             }
-        });
+        };
         if continuum {
-            (self.plan).scatter(1, Some(self.matrix), self.rhs, |k, blocks, rhs| {
+            let hinge = |k: usize, blocks: &mut [Mat3], rhs: &mut [Vec3]| {
                 let hinge = &model.hinges[k];
                 let nodes = hinge_nodes(hinge);
                 let u = nodes.map(|i| h * v[i] + y[i]);
@@ -469,8 +470,11 @@ impl ScatterSink<'_> {
                 out.clear();
                 let (xs, vs) = (nodes.map(|i| x[i]), nodes.map(|i| v[i]));
                 add_bend_system(&xs, &vs, hinge.rest_angle, coeff.hinges[k], mode, &mut out);
-            });
+            };
+            (self.plan).scatter_two(Some(mass), self.matrix, self.rhs, (0, triangle), (1, hinge));
         } else {
+            (self.plan).scatter_begin(Some(mass), self.matrix, self.rhs);
+            (self.plan).scatter(0, Some(self.matrix), self.rhs, triangle);
             elements.visit_second(self);
         }
         let (d, kr, kdr) = elements.repulsion_params;

@@ -73,10 +73,47 @@ fn kernels_are_bit_identical_for_one_and_two_threads() {
         for (sc, ga) in scattered_rhs.iter().zip(&rhs) {
             assert!((sc - ga).amax() <= 1e-12 * ga.amax().max(1.0));
         }
-        let scattered: Vec<u64> = (scattered.values.iter())
-            .flat_map(|m| m.iter().map(|c| c.to_bits()))
-            .collect();
-        let sums = (bits(&ax), bits(&rhs), scattered, bits(&scattered_rhs));
+        // Both sets in one pass over the ranges, into buffers that held garbage: each
+        // range clears its own rows.
+        let mut two = BlockCsr::zeros(plan.pattern.clone());
+        two.values.fill(Mat3::repeat(f64::NAN));
+        let mut two_rhs = vec![Vec3::repeat(f64::NAN); n];
+        let element = |s: usize| {
+            let (blocks, vectors, k) = (&blocks[s], &vectors[s], sets[s].arity);
+            move |e: usize, b: &mut [Mat3], v: &mut [Vec3]| {
+                b.copy_from_slice(&blocks[e * k * k..][..k * k]);
+                v.copy_from_slice(&vectors[e * k..][..k]);
+            }
+        };
+        plan.scatter_two(
+            None,
+            &mut two,
+            &mut two_rhs,
+            (0, element(0)),
+            (1, element(1)),
+        );
+        for (sc, ga) in two.values.iter().zip(&a.values) {
+            assert!(
+                (sc - ga).amax() <= 1e-12 * ga.amax().max(1.0),
+                "scatter of two sets {sc} gather {ga}"
+            );
+        }
+        for (sc, ga) in two_rhs.iter().zip(&rhs) {
+            assert!((sc - ga).amax() <= 1e-12 * ga.amax().max(1.0));
+        }
+        let matrix_bits = |m: &BlockCsr| -> Vec<u64> {
+            (m.values.iter())
+                .flat_map(|m| m.iter().map(|c| c.to_bits()))
+                .collect()
+        };
+        let scattered = (matrix_bits(&scattered), matrix_bits(&two));
+        let sums = (
+            bits(&ax),
+            bits(&rhs),
+            scattered,
+            bits(&scattered_rhs),
+            bits(&two_rhs),
+        );
         (dot(&x, &y).to_bits(), sums)
     };
     let one = in_pool(1, run);
