@@ -2,7 +2,7 @@
 use super::*;
 use crate::linalg::tests::{grid_hinges, grid_triangles, Rng};
 
-/// Extending the plan of a 2,500-particle grid's triangles and hinges (three ranges of
+/// Extending the plan of a 2,500-particle grid's triangles and hinges (two ranges of
 /// the split) by springs of four particles anywhere, some within a range and some
 /// across, gives the plan built from scratch: pattern, slots, splits, diagonal.
 #[test]
