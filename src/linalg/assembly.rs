@@ -138,6 +138,46 @@ pub struct AssemblyPlan {
     /// The gather lists (per pattern slot, the pseudo-set `shapes.len()` meaning
     /// "`diagonal[offset]`"; per particle), built on the first gather.
     lists: OnceLock<[GatherList; 2]>,
+    /// `(a, the slots and particles that set a's rest writes)`, for
+    /// [`AssemblyPlan::scatter_two`], built on its first call.
+    seams: OnceLock<(usize, Seams)>,
+}
+
+/// The slots and particles that the rest of one set's split (its elements spanning
+/// ranges) writes.
+#[derive(Debug, Clone, Default)]
+struct Seams {
+    slots: Vec<bool>,
+    particles: Vec<bool>,
+}
+
+impl Seams {
+    fn of(set: &ScatterSet, nnz: usize, n: usize) -> Seams {
+        let (arity, rest) = (set.arity, &set.split.rest);
+        let mut seams = Seams {
+            slots: vec![false; nnz],
+            particles: vec![false; n],
+        };
+        for e in (0..rest.colours()).flat_map(|c| rest.colour(c)) {
+            let e = *e as usize;
+            for &i in &set.nodes[e * arity..][..arity] {
+                seams.particles[i] = true;
+            }
+            for &k in &set.slots[e * arity * arity..][..arity * arity] {
+                seams.slots[k as usize] = true;
+            }
+        }
+        seams
+    }
+}
+
+/// A range's contributions at the seams of another set, kept for after that set's rest
+/// ([`AssemblyPlan::scatter_two`]): `(slot, block)` and `(particle, vector)` in the
+/// order of the additions.
+#[derive(Debug, Default)]
+struct Deferred {
+    blocks: Vec<(u32, Mat3)>,
+    vectors: Vec<(u32, Vec3)>,
 }
 
 /// A pointer that parallel tasks write through at indices no other task touches (the
@@ -236,6 +276,46 @@ fn adder<'a>(
     }
 }
 
+/// Adds the elements `chunk` of set `s` as [`adder`] does, except their blocks at
+/// `seams.slots` and vectors at `seams.particles`, which it returns in order.
+fn add_deferring(
+    s: &ScatterSet,
+    (values, vectors): (Shared<Mat3>, Shared<Vec3>),
+    element: &(impl Fn(usize, &mut [Mat3], &mut [Vec3]) + Sync),
+    seams: &Seams,
+    chunk: &[u32],
+) -> Deferred {
+    let arity = s.arity;
+    let mut b = [Mat3::zeros(); MAX_SCATTER_ARITY * MAX_SCATTER_ARITY];
+    let mut v = [Vec3::zeros(); MAX_SCATTER_ARITY];
+    let mut deferred = Deferred::default();
+    for &e in chunk {
+        let e = e as usize;
+        let blocks = arity * arity;
+        element(e, &mut b[..blocks], &mut v[..arity]);
+        let nodes = &s.nodes[e * arity..][..arity];
+        let slots = &s.slots[e * blocks..][..blocks];
+        // SAFETY: as in `adder` (the elements of one range).
+        unsafe {
+            for (a, &i) in nodes.iter().enumerate() {
+                if seams.particles[i] {
+                    deferred.vectors.push((i as u32, v[a]));
+                } else {
+                    *vectors.at(i) += v[a];
+                }
+            }
+            for (block, &k) in b[..blocks].iter().zip(slots) {
+                if seams.slots[k as usize] {
+                    deferred.blocks.push((k, *block));
+                } else {
+                    *values.at(k as usize) += *block;
+                }
+            }
+        }
+    }
+    deferred
+}
+
 /// Adds the rest of a split (the elements spanning ranges) colour by colour, the elements
 /// of a colour in parallel.
 fn add_rest(split: &Blocked, add_all: &(impl Fn(&[u32]) + Sync)) {
@@ -281,6 +361,7 @@ impl AssemblyPlan {
             sets: scattered,
             diagonal_slots,
             lists: OnceLock::new(),
+            seams: OnceLock::new(),
         }
     }
 
@@ -321,6 +402,7 @@ impl AssemblyPlan {
             shapes,
             sets,
             lists: OnceLock::new(),
+            seams: OnceLock::new(),
         }
     }
 
@@ -412,21 +494,21 @@ impl AssemblyPlan {
     }
 
     /// [`AssemblyPlan::scatter_begin`] followed by [`AssemblyPlan::scatter`] of set `a` and
-    /// of set `b` (element functions `fa`, `fb` as there), in one pass over the particle
-    /// ranges of the split: the task of range `r` clears its rows of `out` and `rhs`
-    /// (the diagonal term `D_i` in its diagonal slots), then adds `a`'s and `b`'s elements
-    /// lying in the range, while those rows are still in its core's cache; then `a`'s
-    /// rest and `b`'s rest, colour by colour. Each slot is summed in one fixed order for
-    /// any thread count:
+    /// of set `b` (element functions `fa`, `fb` as there), with the same sums bit for bit,
+    /// in one pass over the particle ranges: the task of range `r` clears its rows of
+    /// `out` and `rhs` (the diagonal term `D_i` in its diagonal slots), then adds `a`'s and
+    /// `b`'s elements lying in the range while those rows are still in its core's cache.
+    /// Then `a`'s rest, colour by colour; then what `b`'s range elements add at the slots
+    /// and particles `a`'s rest writes (the seams), kept aside until now so that every
+    /// sum keeps the order of the separate calls; then `b`'s rest:
     ///
     /// ```text
-    /// A[k] = D_i·[k = (i, i)] + (a's range elements) + (b's range elements)
-    ///                         + (a's rest colours)   + (b's rest colours)
+    /// A[k] = D_i·[k = (i, i)] + (a's range elements) + (a's rest colours)
+    ///                         + (b's range elements) + (b's rest colours)
     /// ```
-    /// The separate calls add `b`'s range elements after `a`'s rest, and clear the whole
-    /// matrix in a pass of its own. At 10,000 particles (9 MB of blocks, 2 MB of L2 per
-    /// core) the hinges' scatter then read every row back from L3: see the README's
-    /// sixteenth session for the measurements.
+    /// The separate calls clear the matrix in a pass of their own and walk every range
+    /// twice. At 10,000 particles (9 MB of blocks, 2 MB of L2 per core) the hinges' walk
+    /// read every row back from L3: see the README's sixteenth session.
     ///
     /// # Panics
     /// If `a` or `b` is out of range, an arity exceeds [`MAX_SCATTER_ARITY`], or `out`,
@@ -453,13 +535,23 @@ impl AssemblyPlan {
         if let Some(d) = diagonal {
             assert_eq!(d.len(), n, "scatter_two: diagonal length");
         }
+        let fresh;
+        let seams = match self
+            .seams
+            .get_or_init(|| (a, Seams::of(sa, out.values.len(), n)))
+        {
+            (set, seams) if *set == a => seams,
+            _ => {
+                fresh = Seams::of(sa, out.values.len(), n);
+                &fresh
+            }
+        };
         // Both splits are over the same ranges (their count depends on `n` only).
         let ranges = sa.split.blocks();
         debug_assert_eq!(ranges, sb.split.blocks());
         let values = Shared(out.values.as_mut_ptr());
         let vectors = Shared(rhs.as_mut_ptr());
         let add_a = adder(sa, Some(values), vectors, &fa);
-        let add_b = adder(sb, Some(values), vectors, &fb);
         let (row_ptr, diagonal_slots) = (&self.pattern.row_ptr, &self.diagonal_slots);
         let range = |r: usize| {
             let rows = sa.split.particles(n, r);
@@ -479,15 +571,28 @@ impl AssemblyPlan {
                 }
             }
             add_a(sa.split.block(r));
-            add_b(sb.split.block(r));
+            add_deferring(sb, (values, vectors), &fb, seams, sb.split.block(r))
         };
+        let mut deferred: Vec<Deferred> = Vec::new();
         if n < SCATTER_PARALLEL_MIN {
-            (0..ranges).for_each(range);
+            deferred = (0..ranges).map(range).collect();
         } else {
-            crate::parallel::for_each_chunk(0..ranges, 1, |r, _| range(r));
+            crate::parallel::chunks(0..ranges, 1, &mut deferred, |r, _| range(r));
         }
         add_rest(&sa.split, &add_a);
-        add_rest(&sb.split, &add_b);
+        // SAFETY: no task runs; the slots and particles were checked when the plan was
+        // built.
+        unsafe {
+            for d in &deferred {
+                for &(k, block) in &d.blocks {
+                    *values.at(k as usize) += block;
+                }
+                for &(i, v) in &d.vectors {
+                    *vectors.at(i as usize) += v;
+                }
+            }
+        }
+        add_rest(&sb.split, &adder(sb, Some(values), vectors, &fb));
     }
 
     /// Overwrites `out` (over `self.pattern`) with the sum of all contributions:
