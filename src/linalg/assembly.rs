@@ -103,9 +103,9 @@ pub struct AssemblyPlan {
     /// The gather lists (per pattern slot, the pseudo-set `shapes.len()` meaning
     /// "`diagonal[offset]`"; per particle), built on the first gather.
     lists: OnceLock<[GatherList; 2]>,
-    /// `(a, the slots and particles that set a's rest writes)`, for
-    /// [`AssemblyPlan::scatter_two`], built on its first call.
-    seams: OnceLock<(usize, Seams)>,
+    /// Per set, the slots and particles that its rest writes, for
+    /// [`AssemblyPlan::scatter_two`] (built on its first call with that set first).
+    seams: Vec<OnceLock<Seams>>,
 }
 
 /// The slots and particles that the rest of one set's split (its elements spanning
@@ -326,7 +326,7 @@ impl AssemblyPlan {
             sets: scattered,
             diagonal_slots,
             lists: OnceLock::new(),
-            seams: OnceLock::new(),
+            seams: sets.iter().map(|_| OnceLock::new()).collect(),
         }
     }
 
@@ -365,9 +365,9 @@ impl AssemblyPlan {
             diagonal_slots: self.diagonal_slots.iter().map(|&k| moved[k]).collect(),
             pattern,
             shapes,
+            seams: sets.iter().map(|_| OnceLock::new()).collect(),
             sets,
             lists: OnceLock::new(),
-            seams: OnceLock::new(),
         }
     }
 
@@ -474,17 +474,7 @@ impl AssemblyPlan {
         if let Some(d) = diagonal {
             assert_eq!(d.len(), n, "scatter_two: diagonal length");
         }
-        let fresh;
-        let seams = match self
-            .seams
-            .get_or_init(|| (a, Seams::of(sa, out.values.len(), n)))
-        {
-            (set, seams) if *set == a => seams,
-            _ => {
-                fresh = Seams::of(sa, out.values.len(), n);
-                &fresh
-            }
-        };
+        let seams = self.seams[a].get_or_init(|| Seams::of(sa, out.values.len(), n));
         // Both splits are over the same ranges (their count depends on `n` only).
         let ranges = sa.split.blocks();
         debug_assert_eq!(ranges, sb.split.blocks());
