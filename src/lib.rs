@@ -24,12 +24,18 @@ pub mod control;
 pub mod error;
 pub mod fixtures;
 pub mod forces;
+pub mod huge_pages;
 pub mod io;
 pub mod linalg;
 pub mod model;
 pub mod parallel;
 pub mod pipeline;
 pub mod scene;
+
+/// Every binary of the crate (the CLI, the benches, the tests) allocates through
+/// [`huge_pages::HugePageAlloc`]: the system allocator, with large arrays in huge pages.
+#[global_allocator]
+static ALLOCATOR: huge_pages::HugePageAlloc = huge_pages::HugePageAlloc;
 
 pub use error::{Error, Result};
 
