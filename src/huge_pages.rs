@@ -5,7 +5,7 @@
 //! hierarchies), more than the 4 KB pages that the TLB of one core holds (2,048 entries,
 //! 8 MB, on this machine's EPYC). Linux backs memory with 2 MB pages only where asked
 //! (`/sys/kernel/mm/transparent_hugepage/enabled` is `madvise` on Debian and most
-//! distributions), so the whole 2 MB pages inside every block of at least [`HUGE`] bytes
+//! distributions), so the whole 2 MB pages inside every block of 2 MB (`HUGE`) or more
 //! are marked `MADV_HUGEPAGE` when the block is allocated or moved. Nothing else changes:
 //! the same allocations, the same bytes, the same results. Where transparent huge pages
 //! are off (`never`), or off Linux, the mark does nothing.
@@ -19,7 +19,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 /// Size of a transparent huge page on x86-64 Linux (and aarch64 with 4 KB pages), bytes.
 const HUGE: usize = 2 << 20;
 
-/// [`System`], with blocks of at least [`HUGE`] bytes marked for huge pages (module doc).
+/// [`System`], with blocks of 2 MB (`HUGE`) or more marked for huge pages (module doc).
 pub struct HugePageAlloc;
 
 /// Marks the whole huge pages inside the block `[ptr, ptr + size)` for the kernel to back
