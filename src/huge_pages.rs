@@ -2,18 +2,17 @@
 //!
 //! A step at 10,000 particles walks some 30 MB of arrays (the 9 MB system matrix, the
 //! IC(0) factor in double and single precision, the assembly plan, the collision
-//! hierarchies), more than the 4 KB pages that the TLB of one core holds (2,048 entries,
-//! 8 MB, on this machine's EPYC). Linux backs memory with 2 MB pages only where asked
-//! (`/sys/kernel/mm/transparent_hugepage/enabled` is `madvise` on Debian and most
-//! distributions), so the whole 2 MB pages inside every block of 2 MB (`HUGE`) or more
-//! are marked `MADV_HUGEPAGE` when the block is allocated or moved. Nothing else changes:
-//! the same allocations, the same bytes, the same results. Where transparent huge pages
-//! are off (`never`), or off Linux, the mark does nothing.
+//! hierarchies): more than the second-level TLB of one core maps in 4 KB pages (3,072
+//! entries, 12 MB, on this machine's EPYC, Zen 4). Linux backs memory with 2 MB pages only
+//! where asked (`/sys/kernel/mm/transparent_hugepage/enabled` is `madvise` on Debian and
+//! most distributions), so the whole 2 MB pages inside every block of 2 MB (`HUGE`) or
+//! more are marked `MADV_HUGEPAGE` when the block is allocated or moved. Nothing else
+//! changes: the same allocations, the same bytes, the same results. Where transparent huge
+//! pages are off (`never`), or off Linux, the mark does nothing.
 //!
 //! Measured on the 10,000-vertex sheet on the sphere (60 frames, 2 threads): 22 MB of the
-//! run's 72 MB resident in huge pages; the IC(0) factorisation of that sheet
-//! (`linalg::tests::perf::precond_report`) and the whole run about 2% faster (README,
-//! the seventeenth session). The caches are byte-identical.
+//! run's 72 MB resident in huge pages, and the run about 2.5% faster in the mean of 24
+//! alternating pairs (README, the seventeenth session). The caches are byte-identical.
 use std::alloc::{GlobalAlloc, Layout, System};
 
 /// Size of a transparent huge page on x86-64 Linux (and aarch64 with 4 KB pages), bytes.
