@@ -52,8 +52,8 @@ fn advise(ptr: *mut u8, size: usize) {
 #[cfg(not(target_os = "linux"))]
 fn advise(_ptr: *mut u8, _size: usize) {}
 
-// SAFETY: every call goes to `System` with the caller's arguments; the advice changes
-// no byte of any block.
+// SAFETY: every block comes from `System` with the caller's layout and goes back to it
+// the same way; the advice changes no byte, and `alloc_zeroed` writes only inside the block.
 unsafe impl GlobalAlloc for HugePageAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let ptr = System.alloc(layout);
@@ -125,7 +125,7 @@ mod tests {
             let p = a.alloc(small);
             assert!(!p.is_null());
             std::ptr::write_bytes(p, 7, 1000);
-            // Small → large: moved to a 2 MB boundary, the old bytes kept.
+            // Small → large: the old bytes kept.
             let q = a.realloc(p, small, 5 << 20);
             assert!((0..1000).all(|i| *q.add(i) == 7));
             std::ptr::write_bytes(q, 9, 5 << 20);
