@@ -92,17 +92,17 @@ fn kernels_are_bit_identical_for_one_and_two_threads() {
             (0, element(0)),
             (1, element(1)),
         );
-        // The same sums as the separate calls, bit for bit.
-        assert!(
-            two.values == scattered.values,
-            "scatter_two differs from scatter"
-        );
-        assert_eq!(bits(&two_rhs), bits(&scattered_rhs));
         let matrix_bits = |m: &BlockCsr| -> Vec<u64> {
             (m.values.iter())
                 .flat_map(|m| m.iter().map(|c| c.to_bits()))
                 .collect()
         };
+        // The same sums as the separate calls, bit for bit (signed zeros included).
+        assert!(
+            matrix_bits(&two) == matrix_bits(&scattered),
+            "scatter_two differs from scatter"
+        );
+        assert_eq!(bits(&two_rhs), bits(&scattered_rhs));
         let scattered = (matrix_bits(&scattered), matrix_bits(&two));
         let sums = (
             bits(&ax),
