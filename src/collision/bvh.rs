@@ -1,6 +1,7 @@
 //! Bounding volume hierarchy of axis-aligned boxes over triangles: the tree is built once
 //! per topology (median splits), its boxes are refitted every step to the swept triangles.
 use crate::Vec3;
+use std::ops::Range;
 
 /// An axis-aligned box.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -160,6 +161,62 @@ impl Bvh {
         bvh
     }
 
+    /// The tree of a given hierarchy over the items with boxes `boxes`: `order` lists the
+    /// items so that every subtree's are contiguous, and `split(range)` gives the two
+    /// ranges a subtree's `range` of `order` splits into (non-empty, together `range`), or
+    /// `None` to make it a leaf (at most [`MAX_LEAF_SIZE`] items; a leaf split further).
+    pub fn from_tree(
+        boxes: &[Aabb],
+        order: Vec<usize>,
+        split: impl Fn(Range<usize>) -> Option<(Range<usize>, Range<usize>)>,
+    ) -> Self {
+        let mut bvh = Bvh {
+            nodes: vec![Node {
+                bounds: Aabb::empty(),
+                first: 0,
+                count: order.len(),
+                leaf: true,
+            }],
+            order,
+            items: Vec::new(),
+            within: None,
+        };
+        let mut stack = vec![0usize];
+        while let Some(ni) = stack.pop() {
+            let (first, count) = (bvh.nodes[ni].first, bvh.nodes[ni].count);
+            let halves = match split(first..first + count) {
+                Some(halves) => Some(halves),
+                // A leaf too large for the pair buffers: halve it.
+                None if count > MAX_LEAF_SIZE => {
+                    let mid = first + count / 2;
+                    Some((first..mid, mid..first + count))
+                }
+                None => None,
+            };
+            let Some((l, r)) = halves else { continue };
+            debug_assert!(l.start == first && l.end == r.start && r.end == first + count);
+            debug_assert!(!l.is_empty() && !r.is_empty());
+            let left = bvh.nodes.len();
+            for half in [l, r] {
+                bvh.nodes.push(Node {
+                    bounds: Aabb::empty(),
+                    first: half.start,
+                    count: half.len(),
+                    leaf: true,
+                });
+            }
+            bvh.nodes[ni] = Node {
+                bounds: Aabb::empty(),
+                first: left,
+                count: 0,
+                leaf: false,
+            };
+            stack.extend([left, left + 1]);
+        }
+        bvh.refit(boxes);
+        bvh
+    }
+
     /// Recomputes every node's box from the items' current boxes (children before parents:
     /// children always have larger indices than their parent). The item boxes are kept in
     /// tree order, next to their item index, so that a query reads a leaf contiguously.
@@ -221,7 +278,19 @@ impl Bvh {
     }
 
     /// Calls `f(item)` for every item whose box overlaps `query` (in tree order).
-    pub fn query(&self, query: &Aabb, mut f: impl FnMut(usize)) {
+    pub fn query(&self, query: &Aabb, f: impl FnMut(usize)) {
+        self.query_pruned(query, |_| false, f);
+    }
+
+    /// [`Bvh::query`] without the subtrees of the nodes `n` for which `skip(n)` holds:
+    /// their items are left out, the others come in the same order.
+    pub fn query_pruned(
+        &self,
+        query: &Aabb,
+        skip: impl Fn(usize) -> bool,
+        mut f: impl FnMut(usize),
+    ) {
+        let wanted = |n: usize| self.nodes[n].bounds.overlaps(query) && !skip(n);
         if self.items.is_empty() {
             return;
         }
@@ -229,8 +298,9 @@ impl Bvh {
         // and a depth-first walk holds at most depth + 1 nodes.
         let mut stack = [0usize; STACK];
         let mut top: usize = 0;
-        let mut next = Some(0usize).filter(|_| self.nodes[0].bounds.overlaps(query));
-        // Invariant: every node on the stack or in `next` overlaps the query; children are
+        let mut next = Some(0usize).filter(|&n| wanted(n));
+        // Invariant: every node on the stack or in `next` overlaps the query (and is not
+        // skipped); children are
         // tested before they are pushed (same visiting order as testing them on pop).
         while let Some(ni) = next.take().or_else(|| {
             top = top.checked_sub(1)?;
@@ -245,13 +315,44 @@ impl Bvh {
                 }
             } else {
                 let (left, right) = (node.first, node.first + 1);
-                if self.nodes[right].bounds.overlaps(query) {
+                if wanted(right) {
                     stack[top] = right;
                     top += 1;
                 }
-                if self.nodes[left].bounds.overlaps(query) {
+                if wanted(left) {
                     next = Some(left);
                 }
+            }
+        }
+    }
+}
+
+/// The label of a node that [`Bvh::common_labels`] gives none.
+pub const NO_LABEL: u32 = u32::MAX;
+
+impl Bvh {
+    /// The two children of node `n`, or `None` for a leaf.
+    fn children(&self, n: usize) -> Option<(usize, usize)> {
+        let node = &self.nodes[n];
+        (!node.leaf).then_some((node.first, node.first + 1))
+    }
+
+    /// Labels every node bottom-up into `out`: a leaf `leaf(its items)`, an inner node
+    /// its children's label where they agree, else [`NO_LABEL`].
+    pub fn common_labels(&self, leaf: impl Fn(&[usize]) -> u32 + Sync, out: &mut Vec<u32>) {
+        out.resize(self.nodes.len(), NO_LABEL);
+        let (nodes, order) = (&self.nodes, &self.order);
+        crate::parallel::fill(out, REFIT_NODES, |n| {
+            let node = &nodes[n];
+            if node.leaf {
+                leaf(&order[node.first..node.first + node.count])
+            } else {
+                NO_LABEL
+            }
+        });
+        for n in (0..nodes.len()).rev() {
+            if let Some((l, r)) = self.children(n) {
+                out[n] = if out[l] == out[r] { out[l] } else { NO_LABEL };
             }
         }
     }
@@ -285,10 +386,26 @@ impl Bvh {
         &self,
         test: impl Fn(usize, usize) -> Option<T> + Sync,
     ) -> Vec<T> {
+        self.overlapping_pairs_pruned(|_, _| false, test)
+    }
+
+    /// [`Bvh::overlapping_pairs`] without the pairs within a subtree `n` for which
+    /// `prune(n, n)` holds, nor between subtrees `a` and `b` for which `prune(a, b)` holds
+    /// (`prune` must hold for the children's pairs of a pruned node, as for nodes sharing
+    /// a label of [`Bvh::common_labels`]). The other results come in the same order.
+    pub fn overlapping_pairs_pruned<T: Send>(
+        &self,
+        prune: impl Fn(usize, usize) -> bool + Sync,
+        test: impl Fn(usize, usize) -> Option<T> + Sync,
+    ) -> Vec<T> {
+        let live = |t: &PairTask| match *t {
+            PairTask::Within(n) => !prune(n, n),
+            PairTask::Between(a, b) => !prune(a, b),
+        };
         if self.items.is_empty() {
             return Vec::new();
         }
-        let mut tasks = vec![PairTask::Within(0)];
+        let mut tasks: Vec<PairTask> = [PairTask::Within(0)].into_iter().filter(live).collect();
         while tasks.len() < PAIR_TASKS {
             let mut expanded = Vec::with_capacity(2 * tasks.len() + 1);
             let mut grew = false;
@@ -296,7 +413,7 @@ impl Bvh {
                 match self.expand(t) {
                     Some(children) => {
                         grew = true;
-                        expanded.extend(children.into_iter().flatten());
+                        expanded.extend(children.into_iter().flatten().filter(live));
                     }
                     None => expanded.push(t),
                 }
@@ -315,7 +432,9 @@ impl Bvh {
             while let Some(t) = stack.pop() {
                 match self.expand(t) {
                     // Pushed in reverse so that the walk takes them in order.
-                    Some(children) => stack.extend(children.into_iter().flatten().rev()),
+                    Some(children) => {
+                        stack.extend(children.into_iter().flatten().filter(live).rev());
+                    }
                     None => self.leaf_pairs(t, &test, &mut found, &mut out),
                 }
             }
@@ -431,127 +550,4 @@ fn overlapping(items: &[(Aabb, usize)], bounds: &Aabb) -> ([usize; MAX_LEAF_SIZE
 const STACK: usize = 2 * usize::BITS as usize;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Whether items `i` and `j` lie in one leaf.
-    fn same_leaf(bvh: &Bvh, i: usize, j: usize) -> bool {
-        bvh.nodes.iter().filter(|n| n.leaf).any(|n| {
-            let items = &bvh.order[n.first..n.first + n.count];
-            items.contains(&i) && items.contains(&j)
-        })
-    }
-
-    #[test]
-    fn overlapping_pairs_finds_each_overlapping_pair_once() {
-        let mut boxes = Vec::new();
-        for i in 0..700 {
-            let c = Vec3::new(
-                (i * 37 % 101) as f64,
-                (i * 53 % 97) as f64,
-                (i * 11 % 89) as f64,
-            ) * 0.01;
-            let size = 0.05 + 0.1 * ((i * 7 % 13) as f64 / 13.0);
-            boxes.push(Aabb {
-                min: c,
-                max: c + Vec3::repeat(size),
-            });
-        }
-        for (n, leaf) in [0, 1, 3, 5, 60, 700]
-            .into_iter()
-            .flat_map(|n| [1, LEAF_SIZE, 8, MAX_LEAF_SIZE, 2 * MAX_LEAF_SIZE].map(|leaf| (n, leaf)))
-        {
-            let bvh = Bvh::build_with_leaves(&boxes[..n], leaf);
-            let mut got = bvh.overlapping_pairs(|i, j| Some((i, j)));
-            let in_order = got.clone();
-            got.sort();
-            let mut want = Vec::new();
-            for i in 0..n {
-                for j in i + 1..n {
-                    if boxes[i].overlaps(&boxes[j]) {
-                        want.push((i, j));
-                    }
-                }
-            }
-            assert_eq!(got, want, "{n} boxes, leaves of {leaf}");
-            assert!(
-                n < 700 || want.len() > n,
-                "the test has overlaps to find: {}",
-                want.len()
-            );
-            // The same order on a one-thread pool.
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(1)
-                .build()
-                .unwrap();
-            assert_eq!(
-                pool.install(|| bvh.overlapping_pairs(|i, j| Some((i, j)))),
-                in_order
-            );
-            // Pairs excluded within leaves are left out, the rest kept in order.
-            let excluded = |i: usize, j: usize| (i + j).is_multiple_of(3);
-            let mut pruned = bvh.clone();
-            pruned.exclude_within_leaves(excluded);
-            let kept: Vec<_> = (in_order.iter())
-                .filter(|&&(i, j)| !excluded(i, j))
-                .copied()
-                .collect();
-            let got = pruned.overlapping_pairs(|i, j| (!excluded(i, j)).then_some((i, j)));
-            assert_eq!(got, kept, "{n} boxes, leaves of {leaf}");
-            // Excluded pairs in one leaf are never tested; those across leaves still are.
-            let tested = pruned.overlapping_pairs(|i, j| {
-                assert!(
-                    !excluded(i, j) || !same_leaf(&pruned, i, j),
-                    "({i}, {j}) tested"
-                );
-                Some((i, j))
-            });
-            let across: Vec<_> = (in_order.iter())
-                .filter(|&&(i, j)| !excluded(i, j) || !same_leaf(&pruned, i, j))
-                .copied()
-                .collect();
-            assert_eq!(tested, across, "{n} boxes, leaves of {leaf}");
-        }
-    }
-
-    #[test]
-    fn query_finds_exactly_the_overlapping_boxes() {
-        let mut boxes = Vec::new();
-        for i in 0..300 {
-            let c = Vec3::new(
-                (i * 37 % 101) as f64,
-                (i * 53 % 97) as f64,
-                (i * 11 % 89) as f64,
-            ) * 0.01;
-            boxes.push(Aabb {
-                min: c,
-                max: c + Vec3::repeat(0.02),
-            });
-        }
-        let mut bvh = Bvh::build(&boxes);
-        for shift in [0.0, 0.3] {
-            let moved: Vec<Aabb> = boxes
-                .iter()
-                .map(|b| Aabb {
-                    min: b.min + Vec3::repeat(shift),
-                    max: b.max + Vec3::repeat(shift),
-                })
-                .collect();
-            bvh.refit(&moved);
-            for q in 0..50 {
-                let c = Vec3::new(q as f64 * 0.02, 0.5, 0.4);
-                let query = Aabb {
-                    min: c,
-                    max: c + Vec3::repeat(0.15),
-                };
-                let mut got = vec![];
-                bvh.query(&query, |i| got.push(i));
-                got.sort();
-                let want: Vec<usize> = (0..moved.len())
-                    .filter(|&i| moved[i].overlaps(&query))
-                    .collect();
-                assert_eq!(got, want);
-            }
-        }
-    }
-}
+mod tests;

@@ -8,12 +8,14 @@
 //! * [`self_contact`]: cloth self-repulsion and the crossing check.
 //! * [`layers`]: which particles have cloth between them and a body.
 //! * `pairs`: the point–triangle and edge–edge tests of self-collision.
+//! * [`patches`]: the cloth patches that cannot touch themselves in a step (culling).
 pub mod body;
 pub mod bvh;
 pub mod contact;
 pub mod geometry;
 pub mod layers;
 mod pairs;
+pub mod patches;
 pub mod self_contact;
 
 pub use body::BodyState;

@@ -13,16 +13,21 @@
 //! is linear in `x`: `∂C/∂x_k = γ_k n`, `∂²C = 0`, and the spring `E = ½ k C²` has the exact,
 //! symmetric, negative semi-definite Jacobian `−k (∂C/∂x)(∂C/∂x)ᵀ` — a linear spring, as
 //! Baraff's cloth/cloth contacts. Damping `−k_d (∂C/∂x) Ċ` damps approach only along `n`.
-use super::bvh::{Aabb, Bvh};
+//!
+//! Each search skips the pairs within a patch of cloth that cannot touch itself during
+//! the step (`collision::patches`); its hierarchies over the triangles and edges follow
+//! those patches, so that such a patch's subtree is skipped whole.
+use super::bvh::{Aabb, Bvh, NO_LABEL};
 use super::layers;
 use super::pairs::{adjacent, edge_edge_pair, point_triangle_pair, Crossing};
+use super::patches::Patches;
 use crate::forces::condition::{condition_forces, condition_system, ConditionEval};
 use crate::forces::{ElementForces, JacobianMode, SystemShare};
 use crate::model::ClothModel;
 use crate::parallel;
 use crate::Vec3;
 use rayon::prelude::*;
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 /// Share of the repulsion distance within which four particles count as lying in one
 /// plane for the crossing tests (see `pairs::point_triangle_pair`): a pair this flat
@@ -138,6 +143,9 @@ pub fn add_repulsion_system(
 /// sheet) with 16 instead of 8 (three runs each; 8 alone gained nothing from the filter).
 const EDGE_LEAF_SIZE: usize = 16;
 
+/// Triangles per leaf of the triangle hierarchy.
+const TRIANGLE_LEAF_SIZE: usize = 4;
+
 /// Particles per parallel task of the point–triangle search (scheduling only: the
 /// springs and crossings come out in particle order).
 const POINT_CHUNK: usize = 128;
@@ -151,6 +159,13 @@ pub struct SelfCollision {
     pub distance: f64,
     tri_bvh: Bvh,
     edge_bvh: Bvh,
+    /// The patches of cloth that cannot touch themselves in the step searched; both
+    /// hierarchies follow them.
+    patches: Patches,
+    /// Per node of `edge_bvh`, the culled patch holding all its edges, or [`NO_LABEL`].
+    edge_labels: Vec<u32>,
+    /// Per node of `tri_bvh`, the culled patch holding all its triangles, or [`NO_LABEL`].
+    tri_labels: Vec<u32>,
     /// Point–triangle springs at the start of the last accepted step, to recognise pairs
     /// that crossed.
     previous: Vec<Repulsion>,
@@ -177,26 +192,35 @@ struct Detection {
 impl SelfCollision {
     /// Prepares self-collision of `model` with repulsion distance `distance`.
     pub fn new(model: &ClothModel, distance: f64) -> Self {
-        let mut set = HashSet::new();
-        for t in &model.triangles {
-            for k in 0..3 {
-                let (a, b) = (t[k], t[(k + 1) % 3]);
-                set.insert([a.min(b), a.max(b)]);
+        let mut by_edge: HashMap<[usize; 2], [u32; 2]> = HashMap::new();
+        for (k, t) in model.triangles.iter().enumerate() {
+            for j in 0..3 {
+                let (a, b) = (t[j], t[(j + 1) % 3]);
+                let tris = by_edge.entry([a.min(b), a.max(b)]).or_insert([NO_LABEL; 2]);
+                tris[usize::from(tris[0] != NO_LABEL)] = k as u32;
             }
         }
-        let mut edges: Vec<[usize; 2]> = set.into_iter().collect();
+        let mut edges: Vec<([usize; 2], [u32; 2])> = by_edge.into_iter().collect();
         edges.sort_unstable();
+        let (edges, edge_triangles): (Vec<[usize; 2]>, Vec<[u32; 2]>) = edges.into_iter().unzip();
         let x = &model.positions;
         let tri_boxes = boxes(&model.triangles, x, x, distance);
         let edge_boxes = boxes(&edges, x, x, 0.5 * distance);
+        // Both hierarchies follow the patches that the search culls.
+        let mut patches = Patches::new(&model.triangles, edge_triangles, x.len());
         // Edges sharing a particle are never paired: within a leaf, most are such pairs.
-        let mut edge_bvh = Bvh::build_with_leaves(&edge_boxes, EDGE_LEAF_SIZE);
+        let mut edge_bvh = patches.edge_bvh(&edge_boxes, EDGE_LEAF_SIZE);
         edge_bvh.exclude_within_leaves(|i, j| adjacent(edges[i], edges[j]));
+        let tri_bvh = patches.triangle_bvh(&tri_boxes, TRIANGLE_LEAF_SIZE);
+        patches.drop_small_patches();
         SelfCollision {
+            patches,
             triangles: model.triangles.clone(),
-            tri_bvh: Bvh::build(&tri_boxes),
+            tri_bvh,
             edge_bvh,
             edges,
+            edge_labels: Vec::new(),
+            tri_labels: Vec::new(),
             distance,
             previous: Vec::new(),
             pending: Vec::new(),
@@ -333,6 +357,10 @@ impl SelfCollision {
         let tris = &self.triangles;
         self.tri_bvh
             .refit_with(|t| element_box(&tris[t], x0, x1, d));
+        self.patches.update(tris, x0, x1);
+        let patches = &self.patches;
+        patches.label_triangle_nodes(&self.tri_bvh, &mut self.tri_labels);
+        let tri_labels = &self.tri_labels;
         // Per chunk of particles, in particle order: the springs of the particles that
         // cross nothing, and the crossing pairs' particles.
         let mut near: Vec<(Vec<Repulsion>, Vec<usize>)> = Vec::new();
@@ -344,20 +372,26 @@ impl SelfCollision {
                 q.include(x0[p]);
                 q.include(x1[p]);
                 let (kept, mut crossing) = (found.len(), false);
-                bvh.query(&q, |t| {
-                    let tri = tris[t];
-                    if tri.contains(&p) {
-                        return;
-                    }
-                    match point_triangle_pair((x0, x1), p, tri, d, (moving, FLAT * d)) {
-                        Err(Crossing) => {
-                            crossed.extend([p, tri[0], tri[1], tri[2]]);
-                            crossing = true;
+                // The triangles of the particle's own culled patches cannot meet it.
+                let own = patches.of_particle(p);
+                bvh.query_pruned(
+                    &q,
+                    |n| own.hold(tri_labels[n]),
+                    |t| {
+                        let tri = tris[t];
+                        if tri.contains(&p) || own.hold(patches.of_triangle(t)) {
+                            return;
                         }
-                        Ok(spring) if !crossing => found.extend(spring),
-                        Ok(_) => {}
-                    }
-                });
+                        match point_triangle_pair((x0, x1), p, tri, d, (moving, FLAT * d)) {
+                            Err(Crossing) => {
+                                crossed.extend([p, tri[0], tri[1], tri[2]]);
+                                crossing = true;
+                            }
+                            Ok(spring) if !crossing => found.extend(spring),
+                            Ok(_) => {}
+                        }
+                    },
+                );
                 if crossing {
                     found.truncate(kept);
                 }
@@ -376,9 +410,13 @@ impl SelfCollision {
         let edges = &self.edges;
         self.edge_bvh
             .refit_with(|e| element_box(&edges[e], x0, x1, 0.5 * d));
-        let pairs = self.edge_bvh.overlapping_pairs(|i, j| {
+        // Edges on one culled patch cannot meet: subtrees within one are skipped.
+        patches.label_edge_nodes(&self.edge_bvh, &mut self.edge_labels);
+        let labels = &self.edge_labels;
+        let same_patch = |a: usize, b: usize| labels[a] != NO_LABEL && labels[a] == labels[b];
+        let pairs = self.edge_bvh.overlapping_pairs_pruned(same_patch, |i, j| {
             let (first, second) = (edges[i], edges[j]);
-            if adjacent(first, second) {
+            if adjacent(first, second) || patches.share_edges(i, j) {
                 return None;
             }
             match edge_edge_pair((x0, x1), first, second, d, (moving, FLAT * d)) {

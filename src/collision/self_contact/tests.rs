@@ -259,3 +259,158 @@ fn an_edge_passing_through_an_edge_is_a_crossing() {
     // Already touching at the start is not a new crossing.
     assert!(!sc.crosses(&fall(0.01), &fall(0.01)));
 }
+
+/// The springs (sorted) or crossing particles that testing every pair of features finds
+/// on the paths `x0 → x1`: what [`SelfCollision::search`] must find with its culling.
+fn every_pair(sc: &SelfCollision, x0: &[Vec3], x1: &[Vec3]) -> Result<Vec<Repulsion>, Vec<usize>> {
+    let (d, moving) = (sc.distance, x0 != x1);
+    let (mut springs, mut crossed) = (Vec::new(), Vec::new());
+    for p in 0..x0.len() {
+        for &tri in sc.triangles.iter().filter(|t| !t.contains(&p)) {
+            match point_triangle_pair((x0, x1), p, tri, d, (moving, FLAT * d)) {
+                Err(Crossing) => crossed.extend([p, tri[0], tri[1], tri[2]]),
+                Ok(spring) => springs.extend(spring),
+            }
+        }
+    }
+    for (i, &e) in sc.edges.iter().enumerate() {
+        for &f in sc.edges[i + 1..].iter().filter(|&&f| !adjacent(e, f)) {
+            match edge_edge_pair((x0, x1), e, f, d, (moving, FLAT * d)) {
+                Err(Crossing) => crossed.extend([e[0], e[1], f[0], f[1]]),
+                Ok(spring) => springs.extend(spring),
+            }
+        }
+    }
+    crossed.sort_unstable();
+    crossed.dedup();
+    if !crossed.is_empty() {
+        return Err(crossed);
+    }
+    springs.sort_by_key(|a| (a.point_triangle, a.nodes));
+    Ok(springs)
+}
+
+#[test]
+fn the_culled_search_finds_what_testing_every_pair_finds() {
+    use crate::fixtures::{sheet, SheetPins, SheetPlane, SheetSpec};
+    use crate::model::{ClothModel, UvScale};
+    use std::f64::consts::PI;
+    // A 1 m sheet in the x–z plane, 25 × 13 particles; its positions are replaced below.
+    let g = sheet(&SheetSpec {
+        n: 25,
+        size: 1.0,
+        plane: SheetPlane::Horizontal,
+        pins: SheetPins::None,
+        ..SheetSpec::default()
+    });
+    let mut model = ClothModel::build(&g, UvScale::Auto, 0.1).unwrap();
+    let uv: Vec<(f64, f64)> = (model.positions.iter())
+        .map(|p| (p.x + 0.5, p.z + 0.5))
+        .collect();
+    let d = 0.004;
+    // A ramp of 1.5 turns whose turns lie `gap` apart: every normal within a few degrees
+    // of up, so only the contour test keeps the whole ramp from counting as one patch.
+    let ramp = |gap: f64| -> Vec<Vec3> {
+        (uv.iter())
+            .map(|&(u, v)| {
+                let (theta, r) = (3.0 * PI * u, 0.2 + 1.8 * v);
+                Vec3::new(r * theta.cos(), gap * theta / (2.0 * PI), r * theta.sin())
+            })
+            .collect()
+    };
+    // A crumpled sheet: waves steep enough to turn its normals past the cones' limit.
+    let waves = |a: f64, phase: f64| -> Vec<Vec3> {
+        (uv.iter())
+            .map(|&(u, v)| {
+                let h = a * ((7.0 * u + phase).sin() * (5.0 * v).cos());
+                Vec3::new(u + 0.3 * a * (9.0 * v).sin(), h, v)
+            })
+            .collect()
+    };
+    // Folded in half along u = 0.5, the upper half `gap` above the lower one.
+    let folded = |gap: f64| -> Vec<Vec3> {
+        (uv.iter())
+            .map(|&(u, v)| match u <= 0.5 {
+                true => Vec3::new(u, 0.0, v),
+                false => Vec3::new(1.0 - u, gap + 0.2 * (u - 0.5) * (u - 0.5), v),
+            })
+            .collect()
+    };
+    // A tuck: the interior folded over itself within a height of d / 4, the border square
+    // as before: only the cones keep the whole sheet from counting as one patch.
+    let tuck: Vec<Vec3> = (uv.iter())
+        .map(|&(u, v)| {
+            let bump = 0.6 * (PI * u).sin().powi(2) * (PI * v).sin().powi(2);
+            Vec3::new(u + bump, 0.25 * d * u * v, v)
+        })
+        .collect();
+    // Per case: whether the cloth is squeezed in its own surface, so that features of one
+    // culled patch lie side by side closer than d (the springs the search leaves out).
+    let cases = [
+        ("tucked", tuck.clone(), tuck, true),
+        ("ramp at rest", ramp(0.75 * d), ramp(0.75 * d), false),
+        ("ramp closing", ramp(4.0 * d), ramp(0.5 * d), false),
+        (
+            "ramp passing through itself",
+            ramp(2.0 * d),
+            ramp(-2.0 * d),
+            false,
+        ),
+        ("crumpled", waves(0.05, 0.0), waves(0.2, 0.7), false),
+        ("folded at rest", folded(0.5 * d), folded(0.5 * d), false),
+        ("fold pushed through", folded(2.0 * d), folded(-0.01), false),
+    ];
+    let (mut with_springs, mut with_crossings) = (0, 0);
+    for (name, x0, x1, squeezed) in cases {
+        model.positions = x0.clone();
+        let mut sc = SelfCollision::new(&model, d);
+        let want = every_pair(&sc, &x0, &x1);
+        let got = sc.search(&x0, &x1).map(|mut springs| {
+            springs.sort_by_key(|a| (a.point_triangle, a.nodes));
+            springs
+        });
+        let culled = (0..sc.triangles.len())
+            .filter(|&t| sc.patches.of_triangle(t) != NO_LABEL)
+            .count();
+        assert!(culled > 0, "{name}: the search culled no patch");
+        // A spring between two features lying on one culled patch.
+        let within_patch = |r: &Repulsion| match r.point_triangle {
+            true => {
+                let tri = [r.nodes[1], r.nodes[2], r.nodes[3]];
+                let t = sc.triangles.iter().position(|&u| u == tri).unwrap();
+                (sc.patches.of_particle(r.nodes[0])).hold(sc.patches.of_triangle(t))
+            }
+            false => {
+                let edge =
+                    |a: usize, b: usize| sc.edges.binary_search(&[a.min(b), a.max(b)]).unwrap();
+                let (e, f) = (edge(r.nodes[0], r.nodes[1]), edge(r.nodes[2], r.nodes[3]));
+                sc.patches.share_edges(e, f)
+            }
+        };
+        match (&got, &want) {
+            (Ok(got), Ok(want)) => {
+                let kept: Vec<Repulsion> =
+                    want.iter().filter(|r| !within_patch(r)).copied().collect();
+                assert_eq!(got, &kept, "{name}");
+                let left_out = want.len() - kept.len();
+                assert_eq!(
+                    left_out > 0,
+                    squeezed,
+                    "{name}: {left_out} springs left out"
+                );
+                // They push within the sheet's plane, never through its thickness (up).
+                for r in want.iter().filter(|r| within_patch(r)) {
+                    assert!(r.normal.y.abs() < 0.5, "{name}: {r:?} left out");
+                }
+            }
+            // Crossings are never culled.
+            _ => assert_eq!(got, want, "{name}"),
+        }
+        with_springs += usize::from(want.as_ref().is_ok_and(|s| !s.is_empty()));
+        with_crossings += usize::from(want.is_err());
+    }
+    assert!(
+        with_springs >= 4 && with_crossings >= 2,
+        "{with_springs} {with_crossings}"
+    );
+}
