@@ -98,6 +98,12 @@ impl Tree {
                     size.push(size[x] + size[y]);
                     boundary.push(b);
                     next.push(children.len() - 1);
+                    // A merged patch too small to cull needs its boundary no more.
+                    for c in [x, y] {
+                        if size[c] < MIN_TRIANGLES {
+                            boundary[c] = Vec::new();
+                        }
+                    }
                 }
             }
             if next.is_empty() {
