@@ -100,27 +100,14 @@ impl Bvh {
     /// `self_contact.rs`).
     pub fn build_with_leaves(boxes: &[Aabb], leaf_size: usize) -> Self {
         let leaf_size = leaf_size.clamp(1, MAX_LEAF_SIZE);
-        let mut bvh = Bvh {
-            nodes: Vec::with_capacity(2 * boxes.len() / leaf_size + 1),
-            order: (0..boxes.len()).collect(),
-            items: Vec::new(),
-            within: None,
-        };
         let centroids: Vec<Vec3> = boxes.iter().map(|b| 0.5 * (b.min + b.max)).collect();
-        bvh.nodes.push(Node {
-            bounds: Aabb::empty(),
-            first: 0,
-            count: boxes.len(),
-            leaf: true,
-        });
-        let mut stack = vec![0usize];
-        while let Some(ni) = stack.pop() {
-            let (first, count) = (bvh.nodes[ni].first, bvh.nodes[ni].count);
-            if count <= leaf_size {
-                continue;
+        let median = |order: &mut [usize], range: Range<usize>| {
+            if range.len() <= leaf_size {
+                return None;
             }
+            let items = &mut order[range.clone()];
             let mut cb = Aabb::empty();
-            for &i in &bvh.order[first..first + count] {
+            for &i in items.iter() {
                 cb.include(centroids[i]);
             }
             let ext = cb.max - cb.min;
@@ -131,34 +118,13 @@ impl Bvh {
             } else {
                 2
             };
-            let mid = count / 2;
-            bvh.order[first..first + count].select_nth_unstable_by(mid, |&a, &b| {
+            let mid = items.len() / 2;
+            items.select_nth_unstable_by(mid, |&a, &b| {
                 centroids[a][axis].total_cmp(&centroids[b][axis])
             });
-            let left = bvh.nodes.len();
-            bvh.nodes.push(Node {
-                bounds: Aabb::empty(),
-                first,
-                count: mid,
-                leaf: true,
-            });
-            bvh.nodes.push(Node {
-                bounds: Aabb::empty(),
-                first: first + mid,
-                count: count - mid,
-                leaf: true,
-            });
-            bvh.nodes[ni] = Node {
-                bounds: Aabb::empty(),
-                first: left,
-                count: 0,
-                leaf: false,
-            };
-            stack.push(left);
-            stack.push(left + 1);
-        }
-        bvh.refit(boxes);
-        bvh
+            Some(range.start + mid)
+        };
+        Self::grow(boxes, (0..boxes.len()).collect(), median)
     }
 
     /// The tree of a given hierarchy over the items with boxes `boxes`: `order` lists the
@@ -170,42 +136,46 @@ impl Bvh {
         order: Vec<usize>,
         split: impl Fn(Range<usize>) -> Option<(Range<usize>, Range<usize>)>,
     ) -> Self {
-        let mut bvh = Bvh {
-            nodes: vec![Node {
-                bounds: Aabb::empty(),
-                first: 0,
-                count: order.len(),
-                leaf: true,
-            }],
-            order,
-            items: Vec::new(),
-            within: None,
-        };
+        Self::grow(boxes, order, |_, range| {
+            split(range).map(|(left, _)| left.end)
+        })
+    }
+
+    /// The tree over the items with boxes `boxes`, in the order `order`, grown from the
+    /// root: `split(order, range)` may reorder the items of a node's `range` of `order`
+    /// and gives where its children split it (`None` for a leaf; a leaf of more than
+    /// [`MAX_LEAF_SIZE`] items is halved). Children are numbered after their parent.
+    fn grow(
+        boxes: &[Aabb],
+        mut order: Vec<usize>,
+        mut split: impl FnMut(&mut [usize], Range<usize>) -> Option<usize>,
+    ) -> Self {
+        let mut nodes = vec![Node {
+            bounds: Aabb::empty(),
+            first: 0,
+            count: order.len(),
+            leaf: true,
+        }];
         let mut stack = vec![0usize];
         while let Some(ni) = stack.pop() {
-            let (first, count) = (bvh.nodes[ni].first, bvh.nodes[ni].count);
-            let halves = match split(first..first + count) {
-                Some(halves) => Some(halves),
+            let (first, count) = (nodes[ni].first, nodes[ni].count);
+            let mid = match split(&mut order, first..first + count) {
                 // A leaf too large for the pair buffers: halve it.
-                None if count > MAX_LEAF_SIZE => {
-                    let mid = first + count / 2;
-                    Some((first..mid, mid..first + count))
-                }
-                None => None,
+                None if count > MAX_LEAF_SIZE => first + count / 2,
+                None => continue,
+                Some(mid) => mid,
             };
-            let Some((l, r)) = halves else { continue };
-            debug_assert!(l.start == first && l.end == r.start && r.end == first + count);
-            debug_assert!(!l.is_empty() && !r.is_empty());
-            let left = bvh.nodes.len();
-            for half in [l, r] {
-                bvh.nodes.push(Node {
+            debug_assert!(first < mid && mid < first + count);
+            let left = nodes.len();
+            for (start, end) in [(first, mid), (mid, first + count)] {
+                nodes.push(Node {
                     bounds: Aabb::empty(),
-                    first: half.start,
-                    count: half.len(),
+                    first: start,
+                    count: end - start,
                     leaf: true,
                 });
             }
-            bvh.nodes[ni] = Node {
+            nodes[ni] = Node {
                 bounds: Aabb::empty(),
                 first: left,
                 count: 0,
@@ -213,6 +183,12 @@ impl Bvh {
             };
             stack.extend([left, left + 1]);
         }
+        let mut bvh = Bvh {
+            nodes,
+            order,
+            items: Vec::new(),
+            within: None,
+        };
         bvh.refit(boxes);
         bvh
     }
