@@ -30,11 +30,13 @@ impl BlockCsr {
     }
 
     /// Makes this the all-zero matrix over `pattern`, keeping the allocation of its values
-    /// ([`BlockCsr::zeros`] maps fresh pages, faulted in at the first write: 1.8 MB at
-    /// 2,601 particles, at each change of the self-contact springs).
+    /// where it is large enough ([`BlockCsr::zeros`] maps fresh pages, faulted in at the
+    /// first write: 1.8 MB at 2,601 particles, at each change of the self-contact springs;
+    /// a larger pattern gets a fresh buffer with room to spare: growing the old one would
+    /// hold both at once).
     pub fn reset(&mut self, pattern: Arc<BlockPattern>) {
         self.values.clear();
-        self.values.resize(pattern.nnz(), Mat3::zeros());
+        super::resize_discarding(&mut self.values, pattern.nnz(), Mat3::zeros());
         self.pattern = pattern;
     }
 

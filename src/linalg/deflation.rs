@@ -244,6 +244,12 @@ impl Deflation {
         if self.prepared_for(pattern) {
             return;
         }
+        // The old pattern's structures go first: built beside them, the new ones would
+        // add their size to the peak resident size at every change of the self-contact
+        // springs.
+        self.active = false;
+        self.structure = None;
+        self.coarse = None;
         let st = Arc::new(Structure::new(pattern));
         if st.aggregates() > 0 {
             self.factor.prepare(&st.coarse_pattern);
@@ -277,7 +283,7 @@ impl Deflation {
             *b = free_basis(b, count);
         }
         // Ã Z row by row: (Ã Z)_iJ = S_i (Σ_{j ∈ J} A_ij S_j) B_J.
-        self.az.resize(st.az_col.len(), Mat3::zeros());
+        crate::linalg::resize_discarding(&mut self.az, st.az_col.len(), Mat3::zeros());
         let (basis, pattern) = (&self.basis, &st.pattern);
         let mut rows: Vec<(usize, &mut [Mat3])> = split_rows(&mut self.az, &st.az_ptr);
         let fill_row = |i: usize, out: &mut [Mat3]| {

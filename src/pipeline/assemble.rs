@@ -505,6 +505,8 @@ impl System {
         if old == new {
             return;
         }
+        // The old plan (its slots and gather lists) goes before the new one is built.
+        self.plan = self.base_plan.clone();
         self.plan = if new.is_empty() {
             self.base_plan.clone()
         } else {

@@ -93,6 +93,8 @@ impl DirectFactor {
     pub(crate) fn prepare(&mut self, pattern: &Arc<BlockPattern>) {
         if !self.prepared_for(pattern) {
             self.valid = false;
+            // Dropped before the new one is built (see `Deflation::prepare_pattern`).
+            self.symbolic = None;
             self.symbolic = Symbolic::new(pattern);
             *self
                 .scratch

@@ -262,6 +262,8 @@ impl TriangularFactor {
     fn prepare_triangular(&mut self, pattern: &Arc<BlockPattern>) {
         if !self.has_structure(pattern) {
             let separator = self.order == EliminationOrder::Separator;
+            // Dropped before the new one is built (see `Deflation::prepare_pattern`).
+            self.structure = None;
             self.structure = Structure::new(pattern, separator);
         }
     }
@@ -298,7 +300,8 @@ impl TriangularFactor {
             self.structure = None;
             return false;
         }
-        self.tri.resize(st.col.len(), Mat3::zeros());
+        // Every entry read later is written by the factorisation.
+        crate::linalg::resize_discarding(&mut self.tri, st.col.len(), Mat3::zeros());
         self.inv_diag.resize(st.n(), Mat3::zeros());
         self.stats = FactorStats::default();
         self.filter_of.clear();
@@ -406,7 +409,7 @@ impl TriangularFactor {
         if self.double {
             return;
         }
-        self.tri32.resize(self.tri.len(), Mat3f::zeros());
+        crate::linalg::resize_discarding(&mut self.tri32, self.tri.len(), Mat3f::zeros());
         self.inv_diag32.resize(self.inv_diag.len(), Mat3f::zeros());
         let round = |(out, exact): (&mut [Mat3f], &[Mat3])| {
             for (o, m) in out.iter_mut().zip(exact) {

@@ -186,3 +186,34 @@ fn plan_without_elements_gathers_the_diagonal() {
     plan.gather_vector(&[], &mut v);
     assert_eq!(v, vec![Vec3::zeros(); 3]);
 }
+
+#[test]
+fn a_buffer_past_its_capacity_is_replaced_and_one_within_it_resized() {
+    use crate::linalg::resize_discarding;
+    let mut v: Vec<f64> = Vec::with_capacity(10);
+    v.extend([1.0; 10]);
+    // Within the capacity: `Vec::resize` exactly (the prefix kept).
+    resize_discarding(&mut v, 5, 0.0);
+    assert_eq!(v, [1.0; 5]);
+    resize_discarding(&mut v, 8, 2.0);
+    assert_eq!(v, [1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0]);
+    assert_eq!(v.capacity(), 10);
+    // Past it: a fresh buffer of `value` only, with a thirty-second to spare.
+    resize_discarding(&mut v, 64, 3.0);
+    assert_eq!(v, [3.0; 64]);
+    assert!(v.capacity() >= 66, "capacity {}", v.capacity());
+    // The spare room then takes a slightly longer length in place.
+    let at = v.as_ptr();
+    resize_discarding(&mut v, 66, 4.0);
+    assert_eq!(v.as_ptr(), at);
+    assert_eq!(&v[64..], [4.0, 4.0]);
+
+    // A matrix reset onto a larger pattern is all zeros over it.
+    let small = Arc::new(BlockPattern::from_elements(3, [&[0usize, 1][..]]));
+    let large = Arc::new(BlockPattern::from_elements(3, [&[0usize, 1, 2][..]]));
+    let mut a = BlockCsr::zeros(small);
+    a.values.iter_mut().for_each(|m| *m = Mat3::identity());
+    a.reset(large.clone());
+    assert_eq!(a.values.len(), large.nnz());
+    assert!(a.values.iter().all(|m| *m == Mat3::zeros()));
+}
