@@ -13,13 +13,13 @@ use crate::{Mat3, Vec3};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-/// A run of rows whose factor entries live in slices starting at slot `slot_base` (of
-/// `L`) and row `row_base` (of `D⁻¹`).
+/// A run of rows whose factor entries live in slices starting at entry `lower_base` (of
+/// the strictly lower `L`, [`Structure::lower_slot`]) and row `row_base` (of `D⁻¹`).
 pub(super) struct Rows {
     /// Rows (positions in the elimination order).
     pub(super) range: Range<usize>,
-    /// First slot of the `L` slice the loop receives.
-    pub(super) slot_base: usize,
+    /// First entry of the `L` slice the loop receives.
+    pub(super) lower_base: usize,
     /// First row of the `D⁻¹` slice the loop receives.
     pub(super) row_base: usize,
 }
@@ -39,7 +39,7 @@ pub(super) fn by_domains(
     rows_loop: impl Fn(&Rows, &mut [Mat3], &mut [Mat3], &mut Vec<Mat3>) -> Option<usize> + Sync,
 ) -> Option<usize> {
     let [a, b, s] = st.ranges.clone();
-    let (slot_b, slot_s) = (st.row_ptr[b.start], st.row_ptr[s.start]);
+    let (slot_b, slot_s) = (st.lower_ptr[b.start], st.lower_ptr[s.start]);
     let [buf_a, buf_b] = buffers;
     let domains = {
         let (l_ab, _) = l.split_at_mut(slot_s);
@@ -48,12 +48,12 @@ pub(super) fn by_domains(
         let (d_a, d_b) = d_ab.split_at_mut(b.start);
         let rows_a = Rows {
             range: a,
-            slot_base: 0,
+            lower_base: 0,
             row_base: 0,
         };
         let rows_b = Rows {
             range: b.clone(),
-            slot_base: slot_b,
+            lower_base: slot_b,
             row_base: b.start,
         };
         let mut run_a = || on_own(buf_a, |buf| rows_loop(&rows_a, l_a, d_a, buf));
@@ -71,7 +71,7 @@ pub(super) fn by_domains(
     let (x, y) = domains?;
     let rows_s = Rows {
         range: s,
-        slot_base: 0,
+        lower_base: 0,
         row_base: 0,
     };
     let z = rows_loop(&rows_s, l, d_inv, buf_a)?;
@@ -99,13 +99,11 @@ pub(super) fn gauss_seidel_rows(
     l: &mut [Mat3],
     d_inv: &mut [Mat3],
 ) {
-    let (sb, rb) = (rows.slot_base, rows.row_base);
+    let (lb, rb) = (rows.lower_base, rows.row_base);
     for i in rows.range.clone() {
         let (lo, d) = (st.row_ptr[i], st.diag[i]);
         for k in lo..d {
-            let m = filtered.at(i, k) * d_inv[st.col[k] - rb];
-            l[k - sb] = m;
-            l[st.transpose[k] - sb] = m.transpose();
+            l[st.lower_slot(i, k) - lb] = filtered.at(i, k) * d_inv[st.col[k] - rb];
         }
         d_inv[i - rb] = spd_inverse_or_diagonal(&filtered.diagonal(i));
     }
@@ -139,7 +137,7 @@ pub(super) fn ic0_rows(
     d_inv: &mut [Mat3],
     row: &mut Vec<Mat3>,
 ) -> Option<usize> {
-    let (sb, rb) = (rows.slot_base, rows.row_base);
+    let (lb, rb) = (rows.lower_base, rows.row_base);
     let mut fallbacks = 0;
     for i in rows.range.clone() {
         if !pass.permissive && pass.abort.load(Relaxed) {
@@ -154,17 +152,19 @@ pub(super) fn ic0_rows(
         };
         row.clear();
         let mut pivot = a_ii;
+        let li = st.lower_ptr[i] - lb;
         for k in lo..d {
             let j = st.col[k];
             // F_ij = Ã_ij − Σ_{m<j} F_im L_jmᵀ over m in both rows (merge of the sorted
             // lower parts of rows i and j).
             let mut f = filtered.at(i, k);
             let (mut x, mut y) = (lo, st.row_ptr[j]);
-            let y_end = st.diag[j];
+            let (y_end, lj) = (st.diag[j], st.lower_ptr[j] - lb);
+            let y_start = y;
             while x < k && y < y_end {
                 let (cx, cy) = (st.col[x], st.col[y]);
                 if cx == cy {
-                    f -= row[x - lo] * l[y - sb].transpose();
+                    f -= row[x - lo] * l[lj + (y - y_start)].transpose();
                     x += 1;
                     y += 1;
                 } else if cx < cy {
@@ -176,7 +176,7 @@ pub(super) fn ic0_rows(
             let l_ij = f * d_inv[j - rb];
             pivot -= f * l_ij.transpose();
             row.push(f);
-            l[k - sb] = l_ij;
+            l[li + (k - lo)] = l_ij;
         }
         let pivot = (pivot + pivot.transpose()) * 0.5;
         d_inv[i - rb] = match pivot_inverse(&pivot, &a_ii) {
@@ -190,9 +190,6 @@ pub(super) fn ic0_rows(
                 return None;
             }
         };
-        for k in lo..d {
-            l[st.transpose[k] - sb] = l[k - sb].transpose();
-        }
     }
     Some(fallbacks)
 }

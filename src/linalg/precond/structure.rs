@@ -35,6 +35,9 @@ pub(super) struct Structure {
     pub(super) diag: Vec<usize>,
     /// Slot of `(j, i)` for the slot `(i, j)`.
     pub(super) transpose: Vec<usize>,
+    /// Start of each row's strictly lower slots `row_ptr[i]..diag[i]` in the factor's
+    /// array of `L`, which holds only those ([`Structure::lower_slot`]).
+    pub(super) lower_ptr: Vec<usize>,
 }
 
 impl Structure {
@@ -78,6 +81,11 @@ impl Structure {
             row_ptr.push(col.len());
         }
         let (diag, transpose) = transpose_slots(&row_ptr, &col)?;
+        let mut lower_ptr = Vec::with_capacity(n + 1);
+        lower_ptr.push(0);
+        for i in 0..n {
+            lower_ptr.push(lower_ptr[i] + diag[i] - row_ptr[i]);
+        }
         Some(Structure {
             pattern: pattern.clone(),
             separator,
@@ -89,12 +97,24 @@ impl Structure {
             source,
             diag,
             transpose,
+            lower_ptr,
         })
     }
 
     /// Number of rows (particles).
     pub(super) fn n(&self) -> usize {
         self.order.len()
+    }
+
+    /// Index in the array of `L` of the strictly lower slot `k` of row `i`.
+    #[inline]
+    pub(super) fn lower_slot(&self, i: usize, k: usize) -> usize {
+        self.lower_ptr[i] + (k - self.row_ptr[i])
+    }
+
+    /// Number of strictly lower slots (the length of the array of `L`).
+    pub(super) fn lower_len(&self) -> usize {
+        self.lower_ptr.last().copied().unwrap_or(0)
     }
 }
 
