@@ -77,7 +77,7 @@ mod structure;
 
 pub(crate) use self::direct::DirectFactor;
 pub use self::direct::DIRECT_MAX_PARTICLES;
-use self::rows::{by_domains, gauss_seidel_rows, ic0_rows, sweeps, IcPass};
+use self::rows::{by_domains, gauss_seidel_rows, ic0_rows, sweeps, whole, IcPass};
 use self::structure::Structure;
 use super::block3::cholesky_inverse;
 use super::{BlockCsr, BlockPattern};
@@ -475,40 +475,8 @@ impl TriangularFactor {
     }
 }
 
-/// Blocks per parallel task of the rounding of the factors (scheduling only).
+/// Blocks per parallel task of the rounding of `D⁻¹` (scheduling only).
 const ROUND_CHUNK: usize = 2048;
-
-/// Fills `out`, over every slot of the permuted pattern, with `convert` of `L_ik` at the
-/// strictly lower slots `(i, k)` (from `lower`, [`Structure::lower_slot`]), of `L_kiᵀ` at
-/// the strictly upper ones, and zero on the diagonal (which the sweeps do not read).
-fn whole<B: Copy + Send + Sync>(
-    st: &Structure,
-    lower: &[Mat3],
-    (out, zero): (&mut Vec<B>, B),
-    convert: impl Fn(Mat3) -> B + Sync,
-) {
-    crate::linalg::resize_discarding(out, st.col.len(), zero);
-    crate::parallel::for_each_chunk(&mut out[..], ROUND_CHUNK, |c, part| {
-        let start = c * ROUND_CHUNK;
-        // The row holding the chunk's first slot, then each next one in turn.
-        let mut i = st.row_ptr.partition_point(|&p| p <= start) - 1;
-        for (t, o) in part.iter_mut().enumerate() {
-            let k = start + t;
-            while k >= st.row_ptr[i + 1] {
-                i += 1;
-            }
-            let d = st.diag[i];
-            *o = if k < d {
-                convert(lower[st.lower_slot(i, k)])
-            } else if k > d {
-                let j = st.col[k];
-                convert(lower[st.lower_slot(j, st.transpose[k])].transpose())
-            } else {
-                zero
-            };
-        }
-    });
-}
 
 /// Rows per parallel task of [`projected_dot`] (scheduling only: the sum does not depend
 /// on it).

@@ -275,3 +275,38 @@ fn backward<B: Block>(
         y[i - base] = x;
     }
 }
+
+/// Blocks per parallel task of [`whole`] (scheduling only).
+const WHOLE_CHUNK: usize = 2048;
+
+/// Fills `out`, over every slot of the permuted pattern, with `convert` of `L_ik` at the
+/// strictly lower slots `(i, k)` (from `lower`, [`Structure::lower_slot`]), of `L_kiᵀ` at
+/// the strictly upper ones, and zero on the diagonal (which the sweeps do not read).
+pub(super) fn whole<B: Copy + Send + Sync>(
+    st: &Structure,
+    lower: &[Mat3],
+    (out, zero): (&mut Vec<B>, B),
+    convert: impl Fn(Mat3) -> B + Sync,
+) {
+    crate::linalg::resize_discarding(out, st.col.len(), zero);
+    crate::parallel::for_each_chunk(&mut out[..], WHOLE_CHUNK, |c, part| {
+        let start = c * WHOLE_CHUNK;
+        // The row holding the chunk's first slot, then each next one in turn.
+        let mut i = st.row_ptr.partition_point(|&p| p <= start) - 1;
+        for (t, o) in part.iter_mut().enumerate() {
+            let k = start + t;
+            while k >= st.row_ptr[i + 1] {
+                i += 1;
+            }
+            let d = st.diag[i];
+            *o = if k < d {
+                convert(lower[st.lower_slot(i, k)])
+            } else if k > d {
+                let j = st.col[k];
+                convert(lower[st.lower_slot(j, st.transpose[k])].transpose())
+            } else {
+                zero
+            };
+        }
+    });
+}
