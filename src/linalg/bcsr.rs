@@ -5,6 +5,7 @@
 //! ```
 //! Each row's sum is taken in column order, so the product is bit-identical for any
 //! number of threads.
+use super::simd::{Avx, Lanes, Scalar};
 use super::BlockPattern;
 use crate::{Mat3, Vec3};
 use std::sync::Arc;
@@ -60,6 +61,48 @@ impl BlockCsr {
         acc
     }
 
+    /// `out[t] = (A x)_{first + t}` for every entry of `out`, as [`BlockCsr::mul_row`]
+    /// computes it (the same bits), on the AVX units where there are some
+    /// ([`simd`](super::simd)).
+    ///
+    /// # Panics
+    /// If the rows run past `n` or `x` is shorter than a column index of theirs.
+    pub fn mul_rows(&self, first: usize, x: &[Vec3], out: &mut [Vec3]) {
+        if super::simd::avx() {
+            // SAFETY: under `simd::avx`.
+            unsafe { self.mul_rows_avx(first, x, out) }
+        } else {
+            self.mul_rows_with::<Scalar>(first, x, out);
+        }
+    }
+
+    /// [`BlockCsr::mul_rows`] with the products of `K`; inlined, so that
+    /// [`BlockCsr::mul_rows_avx`] compiles it with AVX.
+    #[inline(always)]
+    fn mul_rows_with<K: Lanes<Mat3>>(&self, first: usize, x: &[Vec3], out: &mut [Vec3]) {
+        let p = &*self.pattern;
+        for (t, o) in out.iter_mut().enumerate() {
+            let (lo, hi) = (p.row_ptr[first + t], p.row_ptr[first + t + 1]);
+            // SAFETY: `K` is `Scalar`, or `Avx` inside `mul_rows_avx` (under `simd::avx`).
+            unsafe {
+                let mut acc = K::load(&Vec3::zeros());
+                for (m, &j) in self.values[lo..hi].iter().zip(&p.col[lo..hi]) {
+                    acc = K::add(acc, m, &x[j]);
+                }
+                *o = K::store(acc);
+            }
+        }
+    }
+
+    /// [`BlockCsr::mul_rows_with`] with the AVX products.
+    ///
+    /// # Safety
+    /// Only under [`simd::avx`](super::simd::avx).
+    #[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2"))]
+    unsafe fn mul_rows_avx(&self, first: usize, x: &[Vec3], out: &mut [Vec3]) {
+        self.mul_rows_with::<Avx>(first, x, out);
+    }
+
     /// `y = A x` (parallel over rows; each row summed in column order).
     ///
     /// # Panics
@@ -68,7 +111,9 @@ impl BlockCsr {
         let n = self.n();
         assert_eq!(x.len(), n, "mul_vec: x has the wrong length");
         assert_eq!(y.len(), n, "mul_vec: y has the wrong length");
-        crate::parallel::fill(y, ROW_CHUNK, |i| self.mul_row(i, x));
+        crate::parallel::for_each_chunk(y, ROW_CHUNK, |k, part| {
+            self.mul_rows(k * ROW_CHUNK, x, part)
+        });
     }
 
     /// The diagonal block of row `i` (zero if `i ≥ n`).

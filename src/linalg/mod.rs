@@ -17,6 +17,7 @@ pub mod deflation;
 pub mod pattern;
 pub mod pcg;
 pub mod precond;
+pub mod simd;
 
 pub use assembly::{AssemblyPlan, ElementSet};
 pub use bcsr::BlockCsr;

@@ -484,9 +484,10 @@ fn solve(
         // Lines 8-9: q = f(A c), α = δ / cᵀq.
         parallel::chunks(&mut q[..], CHUNK, partials, |k, qc: &mut [Vec3]| {
             let mut acc = 0.0;
+            a.mul_rows(k * CHUNK, c, qc);
             for (t, qi) in qc.iter_mut().enumerate() {
                 let i = k * CHUNK + t;
-                *qi = f.apply(i, a.mul_row(i, c));
+                *qi = f.apply(i, *qi);
                 acc += c[i].dot(qi);
             }
             acc

@@ -550,28 +550,7 @@ impl Filtered<'_> {
     }
 }
 
-/// A 3x3 block in single precision.
-type Mat3f = nalgebra::Matrix3<f32>;
-
-/// A stored 3x3 block of a factor, applied to a double-precision vector.
-trait Block {
-    /// `m x` in double precision.
-    fn times(&self, x: &Vec3) -> Vec3;
-}
-
-impl Block for Mat3 {
-    #[inline]
-    fn times(&self, x: &Vec3) -> Vec3 {
-        self * x
-    }
-}
-
-impl Block for Mat3f {
-    #[inline]
-    fn times(&self, x: &Vec3) -> Vec3 {
-        self.cast::<f64>() * x
-    }
-}
+use crate::linalg::simd::Mat3f;
 
 /// Relative shifts `α` (of `Ã + α Λ`, module doc) tried in turn by IC(0) (see
 /// [`TriangularFactor::factor`]); the last attempt accepts failing pivots by replacing

@@ -7,8 +7,9 @@
 //! [`Rows`] bases, and touches nothing else, so the borrow checker proves the domains
 //! independent. The equations are those of the module doc of [`precond`](super).
 use super::structure::Structure;
-use super::{pivot_inverse, Block, Filtered};
+use super::{pivot_inverse, Filtered};
 use crate::linalg::block3::spd_inverse_or_diagonal;
+use crate::linalg::simd::{Avx, Block, Lanes, Scalar};
 use crate::{Mat3, Vec3};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -196,84 +197,141 @@ pub(super) fn ic0_rows(
 
 /// `y = L⁻ᵀ D⁻¹ L⁻¹ Π r` in elimination order (`y_i` belongs to particle `order[i]`):
 /// forward `y_i = r_order[i] − Σ_{k<i} L_ik y_k` on `A ∥ B`, then `S`; backward
-/// `y_i ← D_i⁻¹ y_i − Σ_{j>i} L_jiᵀ y_j` on `S`, then `A ∥ B`.
+/// `y_i ← D_i⁻¹ y_i − Σ_{j>i} L_jiᵀ y_j` on `S`, then `A ∥ B`. The products run on the
+/// AVX units where there are some ([`simd`](crate::linalg::simd); the same bits).
 pub(super) fn sweeps<B: Block + Sync>(
     st: &Structure,
     l: &[B],
     d_inv: &[B],
     r: &[Vec3],
     y: &mut [Vec3],
-) {
+) where
+    Avx: Lanes<B>,
+{
+    let f = Sweep { st, l, d_inv, r };
+    let avx = crate::linalg::simd::avx();
+    let fw = |rows: Range<usize>, base: usize, y: &mut [Vec3]| {
+        if avx {
+            // SAFETY: under `simd::avx`.
+            unsafe { forward_avx(&f, rows, base, y) }
+        } else {
+            forward::<B, Scalar>(&f, rows, base, y)
+        }
+    };
+    let bw = |rows: Range<usize>, own: (&mut [Vec3], usize), sep: (&[Vec3], usize)| {
+        if avx {
+            // SAFETY: as above.
+            unsafe { backward_avx(&f, rows, own, sep) }
+        } else {
+            backward::<B, Scalar>(&f, rows, own, sep)
+        }
+    };
     let [a, b, s] = st.ranges.clone();
     {
         let (y_a, y_rest) = y.split_at_mut(b.start);
         let y_b = &mut y_rest[..b.len()];
-        let mut run_a = || forward(st, a.clone(), 0, l, r, y_a);
+        let mut run_a = || fw(a.clone(), 0, y_a);
         if b.is_empty() {
             run_a();
         } else {
-            crate::parallel::join(run_a, || forward(st, b.clone(), b.start, l, r, y_b));
+            crate::parallel::join(run_a, || fw(b.clone(), b.start, y_b));
         }
     }
-    forward(st, s.clone(), 0, l, r, y);
+    fw(s.clone(), 0, y);
     let (y_ab, y_s) = y.split_at_mut(s.start);
-    backward(st, s.clone(), l, d_inv, (y_s, s.start), (&[], usize::MAX));
+    bw(s.clone(), (y_s, s.start), (&[], usize::MAX));
     let (y_a, y_b) = y_ab.split_at_mut(b.start);
     let y_s = &*y_s;
-    let run_a = || backward(st, a, l, d_inv, (y_a, 0), (y_s, s.start));
+    let run_a = || bw(a, (y_a, 0), (y_s, s.start));
     if b.is_empty() {
         run_a();
     } else {
-        crate::parallel::join(run_a, || {
-            backward(st, b.clone(), l, d_inv, (y_b, b.start), (y_s, s.start))
-        });
+        crate::parallel::join(run_a, || bw(b.clone(), (y_b, b.start), (y_s, s.start)));
     }
 }
 
+/// What the sweeps read: the permuted structure, `L` and `D⁻¹` over it, and `r`.
+struct Sweep<'a, B> {
+    st: &'a Structure,
+    l: &'a [B],
+    d_inv: &'a [B],
+    r: &'a [Vec3],
+}
+
 /// Forward sweep over `rows`; `y` starts at row `base` and covers every row they read.
-fn forward<B: Block>(
-    st: &Structure,
-    rows: Range<usize>,
-    base: usize,
-    l: &[B],
-    r: &[Vec3],
-    y: &mut [Vec3],
-) {
+/// `K` forms the products ([`Lanes`]); inlined, so that [`forward_avx`] compiles it with AVX.
+#[inline(always)]
+fn forward<B: Block, K: Lanes<B>>(f: &Sweep<B>, rows: Range<usize>, base: usize, y: &mut [Vec3]) {
+    let Sweep { st, l, r, .. } = *f;
     for i in rows {
-        let mut v = r[st.order[i]];
-        let lower = st.row_ptr[i]..st.diag[i];
-        for (m, &j) in l[lower.clone()].iter().zip(&st.col[lower]) {
-            v -= m.times(&y[j - base]);
+        // SAFETY: `K` is `Scalar`, or `Avx` inside `forward_avx` (called under `simd::avx`).
+        unsafe {
+            let mut v = K::load(&r[st.order[i]]);
+            let lower = st.row_ptr[i]..st.diag[i];
+            for (m, &j) in l[lower.clone()].iter().zip(&st.col[lower]) {
+                v = K::sub(v, m, &y[j - base]);
+            }
+            y[i - base] = K::store(v);
         }
-        y[i - base] = v;
     }
 }
 
 /// Backward sweep over `rows` (in decreasing order): `own` holds the rows of the part
 /// (from row `own.1`), `sep` the separator's finished rows (from row `sep.1`; columns at
-/// or after it are read there).
-fn backward<B: Block>(
-    st: &Structure,
+/// or after it are read there). `K` as in [`forward`].
+#[inline(always)]
+fn backward<B: Block, K: Lanes<B>>(
+    f: &Sweep<B>,
     rows: Range<usize>,
-    l: &[B],
-    d_inv: &[B],
     own: (&mut [Vec3], usize),
     sep: (&[Vec3], usize),
 ) {
+    let Sweep { st, l, d_inv, .. } = *f;
     let ((y, base), (y_s, s_base)) = (own, sep);
     for i in rows.rev() {
-        let mut x = d_inv[i].times(&y[i - base]);
-        let upper = st.diag[i] + 1..st.row_ptr[i + 1];
-        for (m, &j) in l[upper.clone()].iter().zip(&st.col[upper]) {
-            let yj = if j >= s_base {
-                &y_s[j - s_base]
-            } else {
-                &y[j - base]
-            };
-            x -= m.times(yj);
+        // SAFETY: as in `forward`.
+        unsafe {
+            let mut x = K::times(&d_inv[i], &y[i - base]);
+            let upper = st.diag[i] + 1..st.row_ptr[i + 1];
+            for (m, &j) in l[upper.clone()].iter().zip(&st.col[upper]) {
+                let yj = if j >= s_base {
+                    &y_s[j - s_base]
+                } else {
+                    &y[j - base]
+                };
+                x = K::sub(x, m, yj);
+            }
+            y[i - base] = K::store(x);
         }
-        y[i - base] = x;
     }
+}
+
+/// [`forward`] with the AVX products.
+///
+/// # Safety
+/// Only under [`simd::avx`](crate::linalg::simd::avx).
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2"))]
+unsafe fn forward_avx<B: Block>(f: &Sweep<B>, rows: Range<usize>, base: usize, y: &mut [Vec3])
+where
+    Avx: Lanes<B>,
+{
+    forward::<B, Avx>(f, rows, base, y);
+}
+
+/// [`backward`] with the AVX products.
+///
+/// # Safety
+/// As [`forward_avx`].
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "avx2"))]
+unsafe fn backward_avx<B: Block>(
+    f: &Sweep<B>,
+    rows: Range<usize>,
+    own: (&mut [Vec3], usize),
+    sep: (&[Vec3], usize),
+) where
+    Avx: Lanes<B>,
+{
+    backward::<B, Avx>(f, rows, own, sep);
 }
 
 /// Blocks per parallel task of [`whole`] (scheduling only).

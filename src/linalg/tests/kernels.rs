@@ -217,3 +217,117 @@ fn a_buffer_past_its_capacity_is_replaced_and_one_within_it_resized() {
     assert_eq!(a.values.len(), large.nnz());
     assert!(a.values.iter().all(|m| *m == Mat3::zeros()));
 }
+
+/// Runs `f` with the scalar kernels ([`crate::linalg::simd`]) and with the AVX ones (where
+/// the processor has them), returning both results.
+fn both_kernels<T>(f: impl Fn() -> T) -> (T, T) {
+    use crate::linalg::simd::SCALAR_ONLY;
+    use std::sync::atomic::Ordering::SeqCst;
+    SCALAR_ONLY.store(true, SeqCst);
+    let scalar = f();
+    SCALAR_ONLY.store(false, SeqCst);
+    (scalar, f())
+}
+
+/// Bits of a list of vectors (`==` would equate 0.0 and −0.0).
+fn bits(v: &[Vec3]) -> Vec<[u64; 3]> {
+    v.iter()
+        .map(|p| [p.x, p.y, p.z].map(f64::to_bits))
+        .collect()
+}
+
+#[test]
+fn the_avx_products_give_the_scalar_bits() {
+    use crate::linalg::simd::{Lanes, Mat3f, Scalar};
+    let mut rng = Rng::new(7);
+    // Magnitudes over six orders, with signed zeros.
+    let mut value = |_| match rng.below(10) {
+        0 => 0.0,
+        1 => -0.0,
+        _ => rng.sym() * 10f64.powi(rng.below(7) as i32 - 3),
+    };
+    let blocks: Vec<Mat3> = (0..200).map(|_| Mat3::from_fn(|_, _| value(()))).collect();
+    let singles: Vec<Mat3f> = blocks.iter().map(|m| m.cast::<f32>()).collect();
+    let xs: Vec<Vec3> = (0..200).map(|_| Vec3::from_fn(|_, _| value(()))).collect();
+    let scalar = |acc: Vec3, k: usize| unsafe {
+        let a = <Scalar as Lanes<Mat3>>::sub(acc, &blocks[k], &xs[k]);
+        let b = <Scalar as Lanes<Mat3f>>::add(a, &singles[k], &xs[k]);
+        <Scalar as Lanes<Mat3>>::add(b, &blocks[k], &xs[(k + 1) % 200])
+            + <Scalar as Lanes<Mat3f>>::times(&singles[k], &xs[k])
+    };
+    let mut want = Vec::new();
+    let mut acc = Vec3::zeros();
+    for k in 0..200 {
+        acc = scalar(acc, k);
+        want.push(acc);
+    }
+    // The processor's own answer: `simd::avx` says no while another test compares the
+    // scalar kernels.
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        #[target_feature(enable = "avx2")]
+        unsafe fn run(blocks: &[Mat3], singles: &[Mat3f], xs: &[Vec3]) -> Vec<Vec3> {
+            use crate::linalg::simd::Avx;
+            let mut out = Vec::new();
+            let mut acc = <Avx as Lanes<Mat3>>::load(&Vec3::zeros());
+            for k in 0..blocks.len() {
+                let a = <Avx as Lanes<Mat3>>::sub(acc, &blocks[k], &xs[k]);
+                let b = <Avx as Lanes<Mat3f>>::add(a, &singles[k], &xs[k]);
+                let c = <Avx as Lanes<Mat3>>::add(b, &blocks[k], &xs[(k + 1) % blocks.len()]);
+                let t = <Avx as Lanes<Mat3f>>::times(&singles[k], &xs[k]);
+                let sum = <Avx as Lanes<Mat3>>::store(c) + <Avx as Lanes<Mat3f>>::store(t);
+                acc = <Avx as Lanes<Mat3>>::load(&sum);
+                out.push(sum);
+            }
+            out
+        }
+        // SAFETY: the processor has AVX2.
+        let got = unsafe { run(&blocks, &singles, &xs) };
+        assert_eq!(bits(&got), bits(&want));
+    }
+}
+
+#[test]
+fn the_product_and_the_sweeps_give_the_same_bits_with_either_kernel() {
+    use crate::linalg::precond::{Preconditioner, TriangularFactor};
+    let mut rng = Rng::new(11);
+    let n = 300;
+    let mut elements = Vec::new();
+    for i in 0..n - 1 {
+        elements.push(vec![i, i + 1]);
+        elements.push(vec![i, (i * 37 + 5) % n]);
+    }
+    let pattern = Arc::new(BlockPattern::from_elements(
+        n,
+        elements.iter().map(|e| &e[..]),
+    ));
+    let mut a = BlockCsr::zeros(pattern.clone());
+    for i in 0..n {
+        for k in pattern.row_ptr[i]..pattern.row_ptr[i + 1] {
+            let j = pattern.col[k];
+            if j < i {
+                let t = pattern.slot(j, i).expect("symmetric pattern");
+                a.values[k] = a.values[t].transpose();
+            } else if j == i {
+                a.values[k] = Mat3::identity() * 40.0;
+            } else {
+                a.values[k] = rng.mat3();
+            }
+        }
+    }
+    let x: Vec<Vec3> = (0..n).map(|_| rng.vec3()).collect();
+    let (scalar, avx) = both_kernels(|| {
+        let mut y = vec![Vec3::zeros(); n];
+        a.mul_vec(&x, &mut y);
+        let mut single = TriangularFactor::default();
+        let mut double = TriangularFactor::double_precision();
+        let mut s = vec![Vec3::zeros(); n];
+        let mut t = vec![Vec3::zeros(); n];
+        assert!(single.factor(&a, |_| None, Preconditioner::BlockIncompleteCholesky));
+        assert!(double.factor(&a, |_| None, Preconditioner::BlockIncompleteCholesky));
+        single.apply(&x, &mut s, |_, v| v);
+        double.apply(&x, &mut t, |_, v| v);
+        [y, s, t].map(|v| bits(&v))
+    });
+    assert_eq!(scalar, avx);
+}
