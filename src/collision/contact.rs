@@ -128,26 +128,26 @@ impl BodyContacts {
     /// with no cloth near it (`layers`: no self-contact spring in this step's detection):
     /// then gravity counts too, as for any particle. At the edge of a contact region
     /// (cloth draped over a sphere, bending lifting the last row off) the constraint force
-    /// flips sign from step to step; without gravity a released particle there was free
-    /// for a step and sank into the body, 4 mm in a 1/48 s step, and every attempt to grow
-    /// the step failed Baraff's stretch check: the resting sheet kept 4 steps per frame. With cloth near it the
-    /// rule stays off: pressing an upper layer onto the surface would hold both layers in
-    /// one plane (the floor pile-up of tests/self_collision.rs then passes through itself).
+    /// flips sign from step to step; without gravity a released particle there would be
+    /// free for a step and sink into the body by millimetres, and every attempt to grow
+    /// the step would fail Baraff's stretch check. With cloth near it the rule stays off:
+    /// pressing an upper layer onto the surface would hold both layers in one plane (the
+    /// floor pile-up of tests/self_collision.rs would then pass through itself).
     ///
     /// A new contact (none with that body last step) is made only if the particle's own
     /// acceleration of the last step (`accel`, the cloth's forces included; `None` before
     /// any step) would also carry it into the body, not gravity alone: cloth resting on a
     /// body hangs millimetres above it beside its contacts, held by its neighbours, and
-    /// gravity's `h² g` (4.3 mm over 1/48 s) pulled such particles down onto the surface,
-    /// stretching their triangles by 2–6%, so every attempt of a resting sheet to grow
-    /// its step failed Baraff's stretch check (the 10,000-vertex sheet on a sphere kept 4
-    /// steps per frame; now 2). The acceleration counts only up to `|g|` (an impact beside
-    /// the particle decelerates it far more, and its landing would be missed), and not for
-    /// a particle landing (its velocity carries it more than half the thickness toward the
-    /// body in the step: missing the last millimetres of a fall stretched the 10,000-vertex
-    /// sheet 5.5% at its impact). With cloth near the particle gravity alone still
-    /// decides (an upper layer lying on a lower one is held by it, and left off the body
-    /// it passed through it in the floor pile-up of tests/self_collision.rs).
+    /// gravity's `h² g` (4.3 mm over 1/48 s) would pull such particles down onto the
+    /// surface, stretching their triangles by a few per cent, so that every attempt of a
+    /// resting sheet to grow its step would fail Baraff's stretch check. The acceleration
+    /// counts only up to `|g|` (an impact beside the particle decelerates it far more, and
+    /// its landing would be missed), and not for a particle landing (its velocity carries
+    /// it more than half the thickness toward the body in the step: missing the last
+    /// millimetres of a fall would stretch the cloth at its impact). With cloth near the
+    /// particle gravity alone still decides (an upper layer lying on a lower one is held by
+    /// it; left off the body, it would pass through it in the floor pile-up of
+    /// tests/self_collision.rs).
     #[allow(clippy::too_many_arguments)]
     pub fn detect(
         &mut self,
@@ -528,9 +528,8 @@ fn find_hit_with(bodies: &[BodyState], x0: Vec3, pred: Vec3, h: f64, skip: bool)
 
 /// Whether both ends of the path `x0 → pred` lie farther than `tau` in front of the plane
 /// of the face `c` that does not move over the step (none of its tests in [`find_hit`]
-/// can then pass; on the 10,000-vertex sheet falling onto a sphere of
-/// `scripts/bench_vs_blender.py`, 60 frames, 0.7 of 2.1 million candidate faces are
-/// skipped so, before their two nearest points are computed, and the caches are the same):
+/// can then pass, so such a face is skipped before its two nearest points are computed;
+/// on cloth falling onto a still body this skips about a third of the candidate faces):
 /// either end is more than `tau` from the face (not near, not behind it, no start
 /// distance under `tau`), and the straight path stays on the face's outer side of its
 /// still plane (no continuous hit). A degenerate face is not skipped.

@@ -255,7 +255,7 @@ const SLOW: usize = 3;
 /// [`SLOW`] steps in a row that did not halve the bracket the next one bisects, so the
 /// bracket halves at least every `SLOW + 1` steps. A linear `f` (a point passing a fixed
 /// triangle) takes 1-3 evaluations, a cubic about 10, where bisection to the same width
-/// takes 43 and the fixed 60 bisections this replaced took 60.
+/// takes 43.
 fn crossing_time(
     f: &impl Fn(f64) -> f64,
     [mut lo, mut hi]: [f64; 2],

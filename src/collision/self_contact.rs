@@ -59,16 +59,12 @@ pub struct Repulsion {
 /// The springs are as stiff as stretch, so a step of any size resolves the spring's whole
 /// compression: a pair that an earlier step left `δ` inside `d` is pushed apart by `δ`
 /// in the next. That pushes one triangle against its neighbours, its stretch jumps past
-/// Baraff's §7 limit, and halving the step does not help: on the fig.-1 drape a point
-/// left 2.25 mm (0.56 d) inside a triangle's distance made that triangle's stretch jump
-/// 1.75, 1.41 and 1.10 times the limit at 1/48, 1/96 and 1/192 s, and the step came
-/// down to 1/384 s (frame 23: 6 steps, 4 rejections). A spring that pushes to at most
+/// Baraff's §7 limit, and halving the step does not help: the jump shrinks only slowly
+/// with the step (the whole deficit is resolved at every size), so the step control
+/// drives the step down by several halvings. A spring that pushes to at most
 /// `dist₀ + PUSH_PER_STEP · d` in the step takes that deficit back over a few steps
-/// instead. Measured (24 frames of the fig.-1 drape, 2,601 particles): 2.71 → 2.46
-/// steps per frame and 10 → 7 rejections; shares of 0.15–0.4 give 2.46–2.50 steps per
-/// frame. Of the side-by-side benchmark's scenes, the 10,000-vertex sheet and the skirt
-/// keep their caches byte for byte, and the 2,500-vertex sheet takes 100 steps instead
-/// of 99, with the same 10 rejections and the same 3.10% largest edge stretch.
+/// instead, and the step stays large. The result is not sensitive to the share: values
+/// between 0.15 and 0.4 behave alike.
 pub const PUSH_PER_STEP: f64 = 0.25;
 
 /// The [`Repulsion::slack`] of a spring between features `dist` apart at the step's
@@ -132,15 +128,12 @@ pub fn add_repulsion_system(
 }
 
 /// Leaf size of the edge hierarchy. Every edge's box overlaps those of the ~10 edges
-/// sharing a particle with it, so a self-traversal finds ~9 adjacent pairs (skipped) for
-/// each pair it tests (resting 2,500-vertex sheet: 40,000 pairs per search, 4,000 not
-/// adjacent); larger leaves than 4 visit fewer node pairs for them. The result does
-/// not depend on it (edge springs are sorted, crossings sorted): the caches of the sheets
-/// on the sphere and the fig.-1 drape stay bit-identical. Leaves of 8 took 3-7% less
-/// time per frame than 4; 16 were slower than 8 until a pair of leaves tested only its
-/// items that overlap the other leaf's box (`Bvh::overlapping_pairs`): since then the
-/// edge search takes 134 → 115 ms (2,500 sheet, 60 frames) and 661 → 610 ms (10,000
-/// sheet) with 16 instead of 8 (three runs each; 8 alone gained nothing from the filter).
+/// sharing a particle with it, so a self-traversal finds about nine adjacent pairs
+/// (skipped) for each pair it tests; large leaves visit fewer node pairs for them, and a
+/// pair of leaves tests only its items that overlap the other leaf's box
+/// (`Bvh::overlapping_pairs`), which keeps large leaves cheap. Scheduling only: the result
+/// does not depend on it (edge springs and crossings are sorted), so the caches are the
+/// same for any leaf size.
 const EDGE_LEAF_SIZE: usize = 16;
 
 /// Triangles per leaf of the triangle hierarchy.

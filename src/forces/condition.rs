@@ -114,8 +114,7 @@ pub fn condition_forces<const N: usize, const M: usize>(
 /// [`condition_forces`] uses in `mode`.
 ///
 /// Both terms of a block are symmetric in (i, j) (an outer product and a Hessian), so only
-/// the blocks with j ≥ i are formed and the rest mirrored: 10 of 16 for a bend hinge, 12.7%
-/// fewer instructions per assembly of the crumpled 2,601-particle sheet (callgrind).
+/// the blocks with j ≥ i are formed and the rest mirrored: 10 of 16 for a bend hinge.
 ///
 /// # Panics
 /// In [`JacobianMode::Exact`] (its asymmetric damping term goes through
