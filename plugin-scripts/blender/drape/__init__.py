@@ -1,5 +1,5 @@
-"""Drape for Blender: Object ▸ Drape ▸ Simulate Garment / Match Keyframes (SPEC "Blender
-extension").
+"""Drape for Blender: Object ▸ Drape ▸ Simulate Garment / Match Keyframes (README.md,
+"Blender extension").
 
 The active object is the garment, the other selected meshes are bodies, the frame range is
 the scene's. The garment (marked by the custom property `drape_role = "garment"`) and the

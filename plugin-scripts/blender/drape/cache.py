@@ -1,8 +1,8 @@
 """The result of a bake in Blender: a Mesh Cache modifier on the garment reading the PC2.
 
-SPEC "Blender extension": `cache_format = 'PC2'`, the cache's path, and `frame_start` = the
-first simulated frame, so that cache sample 0 plays at that frame. No `bpy` import: works
-on any object with a `modifiers` collection."""
+As README.md, "Blender extension", describes it: `cache_format = 'PC2'`, the cache's
+path, and `frame_start` = the first simulated frame, so that cache sample 0 plays at that
+frame. No `bpy` import: works on any object with a `modifiers` collection."""
 
 MODIFIER_NAME = "Drape"
 

@@ -1,5 +1,5 @@
 """Keyframes of Match Keyframes: the garment's shape keys `key_<frame>` as an MDD keyframe
-file for `drape control --keyframes` (SPEC "Keyframes" (c)). No `bpy` import: works on any
+file for `drape control --keyframes` (docs/reference.md, "Inputs", keyframes (c)). No `bpy` import: works on any
 object with Blender's `data.shape_keys` layout.
 
 Why MDD: Blender's USD exporter writes shape keys (`export_shapekeys`) only as UsdSkel

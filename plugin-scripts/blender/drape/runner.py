@@ -8,12 +8,12 @@ The one plain-Python runner of both plug-ins: the Blender extension imports it a
   `--iterations`) and Houdini scene files
   (`scene_file`),
 - launches `drape ... --progress json` with `subprocess.Popen` (`Job`), whose reader thread
-  parses the JSON lines of stderr (SPEC "Progress protocol") into a queue that the host
+  parses the JSON lines of stderr (docs/reference.md, "Progress") into a queue that the host
   drains on its own main thread (`Job.poll`),
 - cancels (`Job.cancel`: SIGTERM, after which drape stops at the next frame boundary with exit
   code 130 and keeps `<out>.partial`),
 - surfaces errors (`Job.error`: the message of an `{"event":"error"}` line, else the last
-  plain stderr lines, else the meaning of the exit code, SPEC "Exit codes").
+  plain stderr lines, else the meaning of the exit code, docs/reference.md, "Exit codes").
 """
 import json
 import os
@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 
-#: Exit codes of SPEC "Exit codes".
+#: Exit codes of drape (docs/reference.md, "Exit codes").
 EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_INPUT = 2
@@ -38,7 +38,7 @@ EXIT_MEANING = {
     EXIT_INTERRUPTED: "interrupted (partial cache kept)",
 }
 
-#: Material presets of SPEC "Common options" (`--material`).
+#: Material presets of `--material` (docs/reference.md, "Materials").
 MATERIALS = ("cotton", "silk", "denim", "jersey", "leather")
 
 BINARY_NAME = "drape.exe" if os.name == "nt" else "drape"
@@ -121,7 +121,7 @@ def control_command(binary, scene, keyframes, out, regularization=None, iteratio
 
 
 def scene_file(path, garment, bodies, frames, fps, material="cotton"):
-    """Writes a drape scene file (SPEC "Scene file") naming one garment and its bodies.
+    """Writes a drape scene file (docs/reference.md, "Scene file") naming one garment and its bodies.
 
     garment: {"file", "name", "out"}; bodies: [{"file"} or {"file", "name"}] (a `$F4`
     sequence file for an animated body; without "name" every mesh of the file is a body).
