@@ -74,20 +74,30 @@ def test_control_command_line_and_bad_range():
         runner.simulate_command("drape", "s", "o", frames=(10, 3))
 
 
-def test_find_binary_preference_then_path_then_beside(tmp_path, monkeypatch):
+def test_find_binary_preference_then_packaged_then_path(tmp_path, monkeypatch):
     exe = fake_binary(tmp_path, "sys.exit(0)\n")
     assert runner.find_binary(str(exe)) == str(exe)
     with pytest.raises(runner.DrapeError, match="not an executable"):
         runner.find_binary(str(tmp_path / "missing"))
     monkeypatch.setenv("PATH", str(tmp_path))
     assert runner.find_binary("") == str(exe)
-    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
     beside = tmp_path / "ext"
     (beside / "bin").mkdir(parents=True)
     exe2 = fake_binary(beside / "bin", "sys.exit(0)\n")
+    # the packaged binary comes before PATH; the preference before both
     assert runner.find_binary("", str(beside)) == str(exe2)
+    assert runner.find_binary(str(exe), str(beside)) == str(exe)
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
     with pytest.raises(runner.DrapeError, match="not found"):
         runner.find_binary("", str(tmp_path / "empty"))
+
+
+def test_a_packaged_binary_extracted_without_its_executable_bit_gets_it_back(tmp_path):
+    (tmp_path / "bin").mkdir()
+    exe = fake_binary(tmp_path / "bin", "sys.exit(0)\n")
+    exe.chmod(0o644)
+    assert runner.packaged_binary(str(tmp_path)) == str(exe)
+    assert exe.stat().st_mode & 0o111 == 0o111
 
 
 # ---- progress parsing ----------------------------------------------------------------

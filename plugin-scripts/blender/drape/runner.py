@@ -3,7 +3,7 @@
 The one plain-Python runner of both plug-ins: the Blender extension imports it as
 `drape.runner`, the Houdini package's `drape_houdini.runner` loads this same file. It
 
-- finds the binary (`find_binary`),
+- finds the binary (`find_binary`: the preference, else the packaged one, else PATH),
 - builds command lines (`simulate_command`, `control_command` with `--regularization` and
   `--iterations`) and Houdini scene files
   (`scene_file`),
@@ -38,6 +38,52 @@ EXIT_MEANING = {
     EXIT_INTERRUPTED: "interrupted (partial cache kept)",
 }
 
+#: What the artist can do after a failed bake, by exit code, when drape's own message does
+#: not say it (a bad input's message names the input to fix).
+ADVICE = {
+    EXIT_FAILED: "What to do: play the partial cache to see where it went wrong; a garment "
+                 "that starts inside a body, a body moving through it faster than a step "
+                 "follows, or a material too stiff for the step fail like this: move the "
+                 "garment clear of the body at the first frame, lower Max Step, or choose a "
+                 "softer material, then bake again",
+    EXIT_INTERNAL: "What to do: this is a fault of drape; bake again, and if it happens again "
+                   "report it with the exported scene file",
+}
+
+
+def advice(code):
+    """What the artist can do after exit `code` (`ADVICE`), or None (success, a cancel, or a
+    bad input, whose message says what to fix)."""
+    if code is None or code in (EXIT_OK, EXIT_INPUT, EXIT_INTERRUPTED) or code < 0:
+        return None
+    return ADVICE.get(code, ADVICE[EXIT_INTERNAL])
+
+
+def report_particles(report):
+    """The garment particle indices a `--report` names as the place of the trouble, [] when
+    it names none. Looks for a list of integers under `particles` at the top level, in its
+    `failure` or `error` object, or in any of its `garments`; a report without such a list
+    (drape's reports today name frames, not particles) gives []."""
+    if not isinstance(report, dict):
+        return []
+    places = [report, report.get("failure"), report.get("error")]
+    places += [g for g in report.get("garments") or () if isinstance(g, dict)]
+    for place in places:
+        found = place.get("particles") if isinstance(place, dict) else None
+        if isinstance(found, list) and all(isinstance(i, int) for i in found):
+            return sorted(set(found))
+    return []
+
+
+def read_report(path):
+    """The JSON report drape wrote at `path` (`--report`), or None when there is none."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
 #: Material presets of `--material` (docs/reference.md, "Materials").
 MATERIALS = ("cotton", "silk", "denim", "jersey", "leather")
 
@@ -48,26 +94,50 @@ class DrapeError(Exception):
     """A problem the artist must fix (binary not found, bad settings)."""
 
 
+def packaged_binary(beside):
+    """The drape executable shipped inside a package: `beside/bin/drape` (the layout of the
+    platform extension that scripts/build-blender-extension.sh makes), else `beside/drape`;
+    None when there is none. Archive extraction (Blender's Install from Disk included) may
+    drop the executable bit, so a packaged binary without it gets it back (u+x, g+x, o+x
+    where readable)."""
+    if not beside:
+        return None
+    for candidate in (os.path.join(beside, "bin", BINARY_NAME), os.path.join(beside, BINARY_NAME)):
+        if not os.path.isfile(candidate):
+            continue
+        if not os.access(candidate, os.X_OK) and os.name != "nt":
+            try:
+                mode = os.stat(candidate).st_mode
+                os.chmod(candidate, mode | ((mode & 0o444) >> 2))
+            except OSError:
+                continue
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
 def find_binary(preference="", beside=None):
-    """The drape executable: `preference` if set, else `drape` on PATH, else beside `beside`
-    (a directory, e.g. the extension's own) or in its `bin/` subdirectory."""
+    """The drape executable: `preference` if set (an override), else the one packaged beside
+    `beside` (a directory, e.g. the extension's own: `packaged_binary`), else `drape` on
+    PATH."""
     if preference:
         path = os.path.abspath(os.path.expanduser(preference))
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return path
         raise DrapeError(f"drape binary '{preference}' is not an executable file; fix the path")
+    packaged = packaged_binary(beside)
+    if packaged:
+        return packaged
     found = shutil.which("drape")
     if found:
         return found
-    if beside:
-        for candidate in (os.path.join(beside, BINARY_NAME),
-                          os.path.join(beside, "bin", BINARY_NAME)):
-            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-                return candidate
-    raise DrapeError("drape binary not found on PATH nor beside the plug-in; set its path")
+    raise DrapeError("drape binary not found inside the plug-in nor on PATH; install the "
+                     "package built for this platform, or set the binary's path in the "
+                     "plug-in's preferences")
 
 
-def _common(frames=None, fps=None, material=None, max_step=None, force=True, extra=()):
+def _common(frames=None, fps=None, material=None, max_step=None, force=True, report=None,
+            extra=()):
     args = []
     if frames is not None:
         first, last = frames
@@ -80,6 +150,8 @@ def _common(frames=None, fps=None, material=None, max_step=None, force=True, ext
         args += ["--material", str(material)]
     if max_step is not None and max_step > 0:
         args += ["--max-step", f"{float(max_step):g}"]
+    if report:
+        args += ["--report", str(report)]
     if force:
         args.append("--force")
     args += ["--progress", "json"]
@@ -89,7 +161,8 @@ def _common(frames=None, fps=None, material=None, max_step=None, force=True, ext
 def simulate_command(binary, scene, out, garments=(), bodies=(), **options):
     """`drape simulate SCENE [--garment G]... [--body B]... -o OUT [options] --progress json`.
 
-    options: frames=(first, last), fps, material, max_step, force (default True), extra."""
+    options: frames=(first, last), fps, material, max_step, report (a JSON report file),
+    force (default True), extra."""
     cmd = [str(binary), "simulate", str(scene)]
     for g in garments:
         cmd += ["--garment", str(g)]
