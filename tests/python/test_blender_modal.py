@@ -316,13 +316,32 @@ def test_a_failed_bake_reports_the_error_and_loads_its_partial_cache(selected, t
     (kinds, message), = op.reports
     assert kinds == {"ERROR"}
     assert message.startswith("the solver diverged at frame 3 (partial cache ")
-    assert message.endswith(".pc2.partial loaded)")
+    assert ".pc2.partial loaded). What to do: " in message, "says what the artist can do"
     assert_cleaned_up(ctx)
     mod = garment.modifiers["Drape"]
     assert pathlib.Path(mod.filepath).name.endswith(".pc2.partial")
     local, _ = evaluated(garment, FIRST + 1)
     d = max(abs(a - b) for p, q in zip(local, samples[1]) for a, b in zip(p, q))
     assert d < 1e-6
+
+
+def test_a_failed_bake_selects_the_vertices_its_report_names(selected, tmp_path):
+    """Exit 3 with a `--report` naming garment particles: those vertices, and only they,
+    are selected and the message says so."""
+    _, garment, _, prefs = selected
+    garment.data.vertices.foreach_set("select", [True] * len(garment.data.vertices))
+    fake = fake_binary(tmp_path, (
+        "report = sys.argv[sys.argv.index('--report') + 1]\n"
+        "json.dump({'status': 'failed', 'failure': {'particles': [3, 5, 999999]}},"
+        " open(report, 'w'))\n"
+        "emit(event='error', code=3, message='cloth kept ending up inside a body')\n"
+        "sys.exit(3)\n"))
+    op, ctx, result = run_fake(prefs, fake)
+    assert result == {"CANCELLED"}
+    (kinds, message), = op.reports
+    assert kinds == {"ERROR"}
+    assert "the 2 vertices where it went wrong are selected" in message
+    assert [v.index for v in garment.data.vertices if v.select] == [3, 5]
 
 
 def test_a_second_escape_kills_drape_at_once(selected, tmp_path):
