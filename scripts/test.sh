@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Runs every test of drape: formatting, lints, unit and integration tests (release build,
 # since the physics tests simulate thousands of particles), then the Python tests that read
-# every cache with the programs that consume them (Blender's bpy, Pixar's USD), installed
-# into .venv/ by scripts/python-deps.sh.
+# every cache with the programs that consume them (Blender's bpy, Pixar's USD): all of them
+# with Blender 4.5 LTS (.venv/), then the Blender ones (tests/python/test_blender_*.py) again
+# with Blender 5.x (.venv-bpy5/); scripts/python-deps.sh makes both venvs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --check
 cargo clippy --release --all-targets -- -D warnings
 cargo test --release
 cargo build --release --bin drape
-PYTHON=$(bash scripts/python-deps.sh | tail -n 1)
-DRAPE_BIN="$PWD/target/release/drape" "$PYTHON" -m pytest tests/python -q
+PYTHON=$(bash scripts/python-deps.sh 4.5 | tail -n 1)
+PYTHON5=$(bash scripts/python-deps.sh 5 | tail -n 1)
+export DRAPE_BIN="$PWD/target/release/drape"
+"$PYTHON" -m pytest tests/python -q
+"$PYTHON5" -m pytest tests/python/test_blender_*.py -q
