@@ -408,3 +408,55 @@ def test_deleting_the_garment_during_the_bake_is_reported_not_raised(selected, t
     (kinds, message), = op.reports
     assert kinds == {"WARNING"} and "garment was deleted" in message and ".pc2" in message
     assert_cleaned_up(ctx)
+
+
+def bake_all_harness():
+    """The modal machinery with Bake All's queue (`DRAPE_OT_bake_all`), recording reports."""
+    extension = sys.modules["drape"]
+    bake_all = extension.DRAPE_OT_bake_all
+
+    class Harness(extension._DrapeJobOperator):
+        prepare = bake_all.prepare
+        finish = bake_all.finish
+        _start_all, _count, _summary = bake_all._start_all, bake_all._count, bake_all._summary
+        _queue, _baked, _failed = (), 0, 0
+
+        def __init__(self):
+            self.reports = []
+
+        def report(self, kind, message):
+            self.reports.append((set(kind), message))
+
+    return Harness()
+
+
+def test_bake_all_bakes_every_garment_one_after_the_other_in_the_modal_path(selected):
+    """Two garments, each with its own bodies and frames: the modal Bake All runs drape for
+    one, loads its cache, starts the next with the same timer, and cleans up at the end."""
+    sc, garment, body, _ = selected
+    extension = sys.modules["drape"]
+    second = garment.copy()
+    second.data = garment.data.copy()
+    second.name = "Second"
+    second.location.z += 0.2
+    sc.collection.objects.link(second)
+    for ob in (garment, second):
+        extension.settings.remember(ob, [body])
+    second.drape.use_scene_frames = False
+    second.drape.frame_start, second.drape.frame_end = FIRST, FIRST + 6
+    try:
+        op, ctx = bake_all_harness(), FakeContext()
+        assert op._start_all(ctx)
+        assert [g.name for g in op._queue] == [garment.name, "Second"]
+        result, _ = run_modal(op, ctx)
+        while result == {"RUNNING_MODAL"}:  # the next garment's bake started
+            assert len(ctx.window_manager.timers) == 1
+            result = tick_until_done(op, ctx, seconds=TIMEOUT_S)
+        assert result == {"FINISHED"}, op.reports
+        assert op.reports[-1] == ({"INFO"}, "drape: 2 garments baked")
+        assert_cleaned_up(ctx)
+        for ob, count in ((garment, sc.frame_end - FIRST + 1), (second, 7)):
+            _, _, frames = read_pc2(ob.modifiers["Drape"].filepath)
+            assert len(frames) == count, ob.name
+    finally:
+        bpy.data.objects.remove(second)
