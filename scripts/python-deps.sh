@@ -2,8 +2,8 @@
 # Installs the Python programs that read drape's caches back in tests/python (Blender as
 # the `bpy` module, Pixar's `usd-core`, pytest) into a venv at the repository root.
 #
-#   scripts/python-deps.sh        Blender 4.5 LTS: .venv/ (CPython 3.11, tests/python/requirements.txt)
-#   scripts/python-deps.sh 5      Blender 5.x:     .venv-bpy5/ (CPython 3.13, tests/python/requirements-bpy5.txt)
+#   scripts/python-deps.sh     Blender 4.5 LTS: .venv/, CPython 3.11, tests/python/requirements.txt
+#   scripts/python-deps.sh 5   Blender 5.3: .venv-bpy5/, CPython 3.13, requirements-bpy5.txt
 #
 # Each `bpy` release is built for exactly one CPython minor version, so each Blender line gets
 # its own venv. The interpreter is $DRAPE_PYTHON if set, else pythonX.Y on PATH, else pyenv's
@@ -60,7 +60,7 @@ want=$(sha256sum "$REQ" | cut -d' ' -f1)
 if [ -x "$VENV/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     echo "python-deps: $VENV up to date" >&2
 else
-    echo "python-deps: installing $REQ into $VENV with $PY (bpy is ~400 MB; takes a few minutes)" >&2
+    echo "python-deps: installing $REQ into $VENV with $PY (bpy: ~400 MB, a few minutes)" >&2
     [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQ"
     echo "$want" >"$stamp"

@@ -1,5 +1,5 @@
-"""The Blender extension (plugin-scripts/blender/drape) in Blender itself (bpy 4.5): a garment
-with a UV seam over an armature-deformed body, Object ▸ Drape ▸ Simulate Garment in its
+"""The Blender extension (plugin-scripts/blender/drape) in Blender itself (bpy 4.5 and 5.3): a
+garment with a UV seam over an armature-deformed body, Object ▸ Drape ▸ Simulate Garment in its
 blocking (background) path, the Mesh Cache modifier it leaves, the evaluated garment equal to
 the PC2 at several frames and resting on the body (issue 7, "[6 of 7]"). Match Keyframes:
 test_blender_match_keyframes.py."""

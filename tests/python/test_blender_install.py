@@ -274,7 +274,8 @@ def test_the_skirt_stays_on_the_body_deepest_penetration_is_small(baked):
     depth, vertex, frame = worst
     print(f"\nbpy {bpy.app.version_string}: deepest penetration {1e3 * depth:.2f} mm "
           f"(vertex {vertex}, frame {frame}) over frames {FIRST}..{LAST}")
-    assert depth < MAX_DEPTH, f"vertex {vertex} is {depth * 1e3:.1f} mm inside the body at frame {frame}"
+    assert depth < MAX_DEPTH, \
+        f"vertex {vertex} is {depth * 1e3:.1f} mm inside the body at frame {frame}"
     _, world = evaluated_points(skirt, LAST)
     lowest = min(p.z for p in world)
     assert lowest > 0.3, "the skirt hangs from the hips rather than falling off"

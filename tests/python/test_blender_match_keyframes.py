@@ -1,5 +1,5 @@
-"""Object ▸ Drape ▸ Match Keyframes in Blender itself (bpy 4.5), blocking (background) path
-(issue 7, "[6 of 7]": "the same for Match Keyframes with one shape key").
+"""Object ▸ Drape ▸ Match Keyframes in Blender itself (bpy 4.5 and 5.3), blocking (background)
+path (issue 7, "[6 of 7]": "the same for Match Keyframes with one shape key").
 
 A sheet hangs from its pinned top row (the float point attribute `pin`, exported by Blender
 as `primvars:pin`); its shape key `key_<KEY>` swings the lower half forward along +Y. Match

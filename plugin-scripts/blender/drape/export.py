@@ -8,8 +8,8 @@ Two formats (the `export_format` setting of the panel):
 - **glTF** (`export_gltf`): Blender's glTF exporter splits vertices where UVs (or normals)
   differ, so before the export the garment gets a point attribute `_DRAPE_INDEX` = its
   Blender vertex index; with `export_attributes` the exporter writes attributes whose name
-  starts with `_` (as FLOAT, checked with Blender 4.5), and drape maps every glTF vertex back
-  to that index (docs/reference.md, "Outputs"), so the PC2 has one point per Blender vertex in Blender's
+  starts with `_` (as FLOAT, checked with Blender 4.5 and 5.3), and drape maps every glTF
+  vertex back to that index (docs/reference.md, "Outputs"), so the PC2 has one point per Blender vertex in Blender's
   order, as with USD. Pins and keyframe weights (`pin`, `key_weight`: a float point
   attribute or a vertex group, which USD writes as primvars) go as `_PIN` / `_KEY_WEIGHT`.
   Bodies travel as glTF skins: the armatures deforming them are exported too and their

@@ -23,8 +23,8 @@ displays), whatever its value or its relative key.
 The exported garment is the rest shape: while it is written, `key_<frame>` shape keys are
 muted and "show only shape key" is off (`rest_shape`), so a key's value never leaks into
 the start state. Per-vertex keyframe weights (W_n of drape's objective) need nothing here:
-Blender's USD exporter (checked with 4.5) writes a `key_weight` vertex group, like a float point
-attribute of that name, as `primvars:key_weight`, which drape reads.
+Blender's USD exporter (checked with 4.5 and 5.3) writes a `key_weight` vertex group, like a
+float point attribute of that name, as `primvars:key_weight`, which drape reads.
 """
 import re
 import struct
