@@ -235,7 +235,10 @@ def test_install_from_disk_enables_the_extension_with_no_binary_path(installed):
     addon = bpy.context.preferences.addons.get(MODULE)
     assert addon is not None, sorted(bpy.context.preferences.addons.keys())
     assert addon.preferences.binary_path == ""
-    assert (repo_dir / "drape" / "bin" / "drape").is_file()
+    packaged = repo_dir / "drape" / "bin" / "drape"
+    assert packaged.is_file()
+    print(f"\nbpy {bpy.app.version_string}: installed bin/drape mode "
+          f"{oct(packaged.stat().st_mode & 0o777)}")
     extension = sys.modules[MODULE]
     found = extension.binary(bpy.context)
     assert pathlib.Path(found) == repo_dir / "drape" / "bin" / "drape"

@@ -97,9 +97,9 @@ class DrapeError(Exception):
 def packaged_binary(beside):
     """The drape executable shipped inside a package: `beside/bin/drape` (the layout of the
     platform extension that scripts/build-blender-extension.sh makes), else `beside/drape`;
-    None when there is none. Archive extraction (Blender's Install from Disk included) may
-    drop the executable bit, so a packaged binary without it gets it back (u+x, g+x, o+x
-    where readable)."""
+    None when there is none. Blender's Install from Disk extracts the zip with Python's
+    zipfile, which drops the executable bit, so a packaged binary without it gets it back
+    (u+x, g+x, o+x where readable) on first use."""
     if not beside:
         return None
     for candidate in (os.path.join(beside, "bin", BINARY_NAME), os.path.join(beside, BINARY_NAME)):
