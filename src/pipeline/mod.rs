@@ -1,6 +1,6 @@
 //! One implicit step and the frame loop (Baraff §3, §5, §6.2, §7).
 //!
-//! `Simulator::step` reads like the algorithm:
+//! A step (`Simulator::step_linearised` in `stages.rs`) reads like the algorithm:
 //!
 //! ```text
 //! sample bodies        body positions at the step's start and end frames
