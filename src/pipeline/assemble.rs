@@ -12,8 +12,8 @@
 //! particle, so they run in parallel without races), so the system is bit-identical for
 //! any thread count. With the solver's Jacobians the triangles and hinges add their share
 //! straight from their force terms ([`SystemShare`], the `*_system` kernels of
-//! [`crate::forces`]) instead of forming `∂f/∂x` and `∂f/∂v` and combining them: 43% fewer
-//! instructions per assembly of the 2,601-particle fig.-1 sheet (callgrind). The other
+//! [`crate::forces`]) instead of forming `∂f/∂x` and `∂f/∂v` and combining them, which
+//! saves most of the block products of the assembly. The other
 //! products over the elements (forces only, transposed Jacobian products of the adjoint)
 //! fill small per-element vector buffers that the plan gathers in a fixed order.
 use crate::collision::self_contact::{add_repulsion_system, repulsion_forces, Repulsion};

@@ -4,8 +4,7 @@
 //! ones (a stretch jump halves the step). That makes the simulated trajectory a
 //! discontinuous function of anything that changes it slightly: under keyframe control
 //! (Stuyck ch. 8) a small change of the control forces can flip one rejection, the run
-//! then takes a different step sequence, and the keyframe error jumps (on the 900-particle
-//! two-corner sheet by 20%, between 132 and 144 steps over 60 frames). A line search cannot
+//! then takes a different step sequence, and the keyframe error jumps. A line search cannot
 //! work on such an objective. Replaying a fixed schedule makes the trajectory a smooth
 //! function of the forces:
 //!
@@ -14,7 +13,7 @@
 //! replay   frame k takes the steps h_{k,1}, …, h_{k,m_k−1} and then the rest of the frame,
 //!          with no stretch-jump rejection (§7) and with the positive definite
 //!          Jacobians from the start (no System → Definite fallback, another switch
-//!          that flipped under changes of 1e-4 in the forces); a step rejected for a failed solve,
+//!          that flips under small changes of the forces); a step rejected for a failed solve,
 //!          a body penetration or a cloth crossing is split into two halves
 //!          (h → h/2, h/2) — rare events that keep the cloth safe
 //! after    frames beyond the schedule step adaptively again
@@ -56,13 +55,14 @@ impl StepSchedule {
     }
 }
 
-/// Replay state of a [`StepSchedule`]: the frame to take next and the steps still owed in
-/// the current frame (last first).
+/// Replay state of a [`StepSchedule`]: the frame to take next, the steps still owed in
+/// the current frame (last first) and whether the current frame replays at all.
 #[derive(Debug, Clone)]
 pub(super) struct Replay {
     schedule: Arc<StepSchedule>,
     next_frame: usize,
     pending: Vec<f64>,
+    active: bool,
 }
 
 impl Replay {
@@ -71,18 +71,26 @@ impl Replay {
             schedule,
             next_frame: 0,
             pending: Vec::new(),
+            active: false,
         }
+    }
+
+    /// Whether the current frame replays its steps ([`Replay::begin_frame`]).
+    pub(super) fn is_active(&self) -> bool {
+        self.active
     }
 
     /// Loads the next frame's steps; false once the schedule is exhausted (the frame then
     /// steps adaptively).
     pub(super) fn begin_frame(&mut self) -> bool {
+        self.active = false;
         let Some(steps) = self.schedule.frame(self.next_frame) else {
             return false;
         };
         self.next_frame += 1;
         self.pending = steps.iter().rev().copied().collect();
-        !self.pending.is_empty()
+        self.active = !self.pending.is_empty();
+        self.active
     }
 
     /// The next step size when `remaining` seconds of the frame are left: the planned one,

@@ -14,10 +14,9 @@
 //! A grown step that is then accepted resets the wait to its initial value. `h_tried` is
 //! the step actually taken, which the end of a frame can cut below `h`: halving `h` alone
 //! could then leave it at or above `h_tried`, and the very step that failed would be tried
-//! again, identically (2 of the 25 rejections of the 2,500-vertex sheet on a sphere, 60
-//! frames, were such repeats). Halving `min(h, h_tried)` instead would also shrink the
-//! retry of a step cut to, say, 3/4 of `h` to 3/8 rather than 1/2 of `h`; measured on
-//! that sheet, 2.62 → 3.05 steps per frame, so only the repeat is avoided.
+//! again, identically. Halving `min(h, h_tried)` always would also shrink the retry of a
+//! step cut to, say, 3/4 of `h` to 3/8 rather than 1/2 of `h` and take more steps, so only
+//! the repeat is avoided.
 
 /// Largest stretch jump, as a fraction of the limit, of a step after which the step grows.
 pub const GROW_BELOW: f64 = 0.5;

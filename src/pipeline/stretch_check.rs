@@ -75,8 +75,8 @@ pub(super) fn largest_jump(
 /// altered, from the start x₀ too (`unaltered`, `None` when no corner was), whichever is
 /// smaller. A step jumped when this exceeds the limit for some triangle: from x₀ + y
 /// alone, a contact's alteration that drags one corner several centimetres onto the body,
-/// and the solve that then brings the rest along, read as a jump: on Baraff's fig.-1
-/// drape half the rejections were of that kind, the step ending within 1% of rest.
+/// and the solve that then brings the rest along, would read as a jump although the step
+/// ends near rest.
 pub(super) fn stretch_jump(
     shifted: [f64; 2],
     after: [f64; 2],
@@ -103,8 +103,7 @@ pub(super) fn stretch_jump(
 /// change for one that moved away from rest. Baraff §7 rejects steps whose stretch changes
 /// drastically because instability shows that way; a stiff stretch mode relaxing within one
 /// step (a triangle compressed by a contact's position alteration springing back) is the
-/// implicit integrator doing its job, and before this measure it halved the step of the
-/// fig.-1 drape down to 1/32 of a frame.
+/// implicit integrator doing its job, and must not halve the step.
 fn stretch_excess(before: f64, after: f64) -> f64 {
     let (lo, hi) = if before < 1.0 {
         (before, 1.0)

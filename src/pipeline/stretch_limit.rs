@@ -23,30 +23,26 @@
 //! the caller adds `δx/h` to the velocities, as Provot does. Gauss–Seidel sweeps in
 //! triangle order (deterministic), first over the violating triangles, then also over
 //! the triangles around every particle a sweep moved. Compression is left to the solve:
-//! limiting it as well fought the buckling at the contacts (11 instead of 3 fallbacks to
-//! the definite system on the 2,500-vertex sheet on a sphere). The step is then checked
+//! limiting it as well would fight the buckling at the contacts. The step is then checked
 //! as before; when the sweeps do not settle, it is checked as the solve left it.
 //!
 //! The caller holds (`S_i = 0`) what collision handling owns: cloth within a body's
 //! thickness of it, particles with a position alteration, and the triangles
-//! around every particle with a self-contact spring ([`spread`]). Without that last
-//! hold, limited steps of the floor pile-up of tests/self_collision.rs left its layers
-//! where later steps passed cloth through cloth down to the smallest step; a limited
-//! step that fails its check is also judged again as the solve left it. On by default
+//! around every particle with a self-contact spring ([`spread`]): moving layers of cloth
+//! lying on each other would leave them where later steps pass cloth through cloth. A
+//! limited step that fails its check is judged again as the solve left it. On by default
 //! ([`super::SolverParams::stretch_sweeps`] 80).
 //!
-//! Only in steps where the cloth touches a body, the case it is for. On free cloth
-//! Baraff's rejection alone settles better: with the limit, the two-corner sheet of
-//! Baraff fig. 2 (tests/sheet_physics.rs) still had 3.1e-7 J of kinetic energy in its
-//! eighth second, over the 1e-6 of its peak that test allows. Nor in keyframe control,
+//! Only in steps where the cloth touches a body, the case it is for: on free cloth
+//! Baraff's rejection alone lets hanging cloth come to rest sooner. Nor in keyframe control,
 //! whose adjoint pass knows only the solve. (The explicit integrator's edge constraints,
 //! `integrators::explicit`, are Provot's original: they cap the strain itself, for a
 //! scheme without Baraff's check.)
 //!
 //! The bound starts from x₀, not from the start after position alteration x₀ + y (from
-//! which the jump check also measures, `Simulator::check_and_commit`): an alteration of
-//! 1 cm on the 1 cm triangles of the 10,000-vertex sheet on a sphere stretched one by 57%,
-//! and a bound from there let a step end with 38%.
+//! which the jump check also measures, `Simulator::check_and_commit`): an alteration can
+//! stretch a small triangle by tens of percent, and a bound from there would let the step
+//! keep that stretch.
 use crate::forces::deformation::Deformation;
 use crate::linalg::pcg::Constraint;
 use crate::model::ClothModel;
@@ -197,10 +193,8 @@ impl StretchLimit {
     /// Adds to `sweep` (kept ascending) every triangle around a corner of `moved`; returns
     /// the triangles added (ascending). `queued` marks the triangles of `sweep` for the
     /// whole of [`StretchLimit::apply`], and a corner is expanded once: the sweep only
-    /// grows, so the triangles around a corner expanded before are in it already. (Marked
-    /// and sorted anew in every sweep, with every corner expanded each time, the limit
-    /// took 222 instead of 192 ms over a run of the 10,000-vertex sheet on a sphere, whose
-    /// steps that do not settle sweep up to 4,700 triangles 80 times.)
+    /// grows, so the triangles around a corner expanded before are in it already, and a
+    /// sweep is never marked and sorted anew.
     fn widen(&mut self, model: &ClothModel, moved: &[usize], sweep: &mut Vec<u32>) -> Vec<u32> {
         let mut added = Vec::new();
         for &t in moved {
@@ -278,9 +272,7 @@ impl Filters {
 /// `tolerance` (module doc); `weighted(i, g)` is `W_i g`. Whether a particle moved.
 ///
 /// The deformation is evaluated once, and again for the second measure only if the first
-/// one moved the corners: most triangles of a sweep are within their bounds, and
-/// evaluating it for each measure took twice as long (the limit 192 → 105 ms over a run
-/// of the 10,000-vertex sheet on a sphere; the same positions).
+/// one moved the corners: most triangles of a sweep are within their bounds.
 fn project(
     model: &ClothModel,
     t: usize,

@@ -3,19 +3,14 @@
 //! A step runs dozens of short parallel loops (box refits, the crossing search, the
 //! colours of the scatter, each CG iteration's products and sweeps) with serial work in
 //! between. An idle rayon worker spins a little, then sleeps on a futex, and the next loop
-//! has to wake it: a system call and a cross-core interrupt, which in this virtual machine
-//! cost tens of microseconds. The fig.-1 drape (2,601 particles, 2 threads) switched
-//! context 4,234 times in 24 frames, about 42 times per step attempt, and the samples in
-//! the kernel's wake-up and scheduling paths were about a tenth of the run.
+//! has to wake it: a system call and a cross-core interrupt, tens of microseconds on a
+//! virtual machine, dozens of times per step.
 //!
 //! [`with_spinning_workers`] gives every other worker of the current pool a job that keeps
 //! asking the pool for work ([`rayon::yield_now`], which also steals from the other
 //! workers' deques) until the frame is done: the parallel loops' halves are taken without
 //! a wake-up. Which thread runs what never changes a result (the loops are deterministic
-//! for any thread count), so the caches stay bit-identical. Measured, alternating with and
-//! without (runs of the same binary): 459 instead of 4,234 context switches on the fig.-1
-//! drape, 34.1 / 36.4 → 32.7 / 34.0 ms/frame; the sheets on the sphere 17.0 / 17.4 → 15.5 /
-//! 16.0 (2,500 vertices) and 93.9 / 95.8 → 86.4 / 88.5 ms/frame (10,000).
+//! for any thread count), so the caches stay bit-identical.
 //!
 //! The workers spin only inside [`Simulator::advance`](super::Simulator::advance), where
 //! the cores are busy with the frame anyway, and stop when it returns (or unwinds); between

@@ -28,10 +28,19 @@
 //! The formula needs the previous step to have had the same size: the first step, and
 //! any step after the size changed (adaptive control, the end of a frame), is a backward
 //! Euler step (the implicit one), which starts the history again.
-use crate::pipeline::params::Integrator;
+use super::IntegratorState;
 use crate::pipeline::Simulator;
 use crate::Vec3;
 use rayon::prelude::*;
+
+/// What BDF2 keeps between steps.
+#[derive(Debug, Clone, Default)]
+pub struct Bdf2 {
+    /// The state before the last accepted step (`None` before the first).
+    pub history: Option<History>,
+    /// The terms of the step being taken (`None` for a backward Euler step).
+    pub terms: Option<Terms>,
+}
 
 /// The state before the last accepted step.
 #[derive(Debug, Clone)]
@@ -61,35 +70,35 @@ pub struct Terms {
 const SAME_STEP: f64 = 1e-9;
 
 impl Simulator {
-    /// Starts a step of size `h`: under [`Integrator::Bdf2`] with a history of the same
+    /// Starts a step of size `h`: under [`Integrator::Bdf2`](crate::pipeline::Integrator::Bdf2) with a history of the same
     /// step size, sets the BDF2 terms and returns `τ = 2h/3`; otherwise clears them and
     /// returns `h` (a backward Euler step).
     pub(in crate::pipeline) fn begin_bdf2(&mut self, h: f64) -> f64 {
-        self.integ.bdf2 = None;
-        if self.params.integrator != Integrator::Bdf2 {
+        let IntegratorState::Bdf2(bdf2) = &mut self.integrator else {
             return h;
-        }
-        let Some(hist) = &self.integ.history else {
+        };
+        bdf2.terms = None;
+        let Some(hist) = &bdf2.history else {
             return h;
         };
         if (hist.h - h).abs() > SAME_STEP * h {
             return h;
         }
-        let eta: Vec<Vec3> = (self.x.par_iter())
+        let eta: Vec<Vec3> = (self.state.x.par_iter())
             .zip(hist.x.par_iter())
             .map(|(x, xp)| (x - xp) / 3.0)
             .collect();
-        let base = (self.x.par_iter())
+        let base = (self.state.x.par_iter())
             .zip(eta.par_iter())
             .map(|(x, e)| x + e)
             .collect();
-        let momentum = (self.v.par_iter())
+        let momentum = (self.state.v.par_iter())
             .zip(hist.v.par_iter())
             .zip(self.model.mass.par_iter())
             .map(|((v, vp), m)| (m / 3.0) * (v - vp))
             .collect();
-        let n = self.x.len();
-        self.integ.bdf2 = Some(Terms {
+        let n = self.state.x.len();
+        bdf2.terms = Some(Terms {
             eta,
             base,
             momentum,
@@ -102,10 +111,10 @@ impl Simulator {
     /// contact particles keep the tangential part of η only (none when stuck), and
     /// `y_total = y + η`.
     pub(in crate::pipeline) fn finish_bdf2_terms(&mut self) {
-        let Some(t) = &mut self.integ.bdf2 else {
+        let IntegratorState::Bdf2(Bdf2 { terms: Some(t), .. }) = &mut self.integrator else {
             return;
         };
-        for c in &self.contacts.contacts {
+        for c in &self.collision.contacts.contacts {
             let e = &mut t.eta[c.particle];
             *e = if c.stuck {
                 Vec3::zeros()
@@ -115,7 +124,7 @@ impl Simulator {
         }
         t.y_total
             .par_iter_mut()
-            .zip(self.y.par_iter().zip(t.eta.par_iter()))
+            .zip(self.scratch.y.par_iter().zip(t.eta.par_iter()))
             .for_each(|(yt, (y, e))| *yt = y + e);
     }
 }

@@ -21,6 +21,7 @@
 //! on the two together). Stiff cloth needs thousands of sub-steps per frame: the reason the
 //! implicit integrators exist.
 use super::super::{FrameStats, Rejection};
+use super::IntegratorState;
 use crate::model::springs::{springs, SpringKind};
 use crate::model::ClothModel;
 use crate::pipeline::Simulator;
@@ -32,6 +33,33 @@ use rayon::prelude::*;
 const PROVOT_SWEEPS: usize = 4;
 /// Most sub-steps of one step; beyond, the step is rejected (halved by step control).
 const MAX_SUBSTEPS: usize = 100_000;
+
+/// Provot's deformation constraints of a garment: its edges and the strain they allow.
+#[derive(Debug, Clone)]
+pub struct Provot {
+    /// Every edge (its two particles) with its rest length (m).
+    pub edges: Vec<([usize; 2], f64)>,
+    /// Largest edge strain allowed (dimensionless, [`SolverParams::provot_limit`]).
+    ///
+    /// [`SolverParams::provot_limit`]: crate::pipeline::SolverParams::provot_limit
+    pub limit: f64,
+}
+
+impl Provot {
+    /// The constraints on every edge of `model`, allowing a strain of `limit`.
+    pub fn new(model: &ClothModel, limit: f64) -> Self {
+        Provot {
+            edges: provot_edges(model),
+            limit,
+        }
+    }
+
+    /// Applies the constraints to `x` in place ([`provot`], [`PROVOT_SWEEPS`] sweeps);
+    /// particles marked `fixed` stay.
+    pub fn apply(&self, x: &mut [Vec3], fixed: &[bool]) {
+        provot(x, &self.edges, fixed, self.limit, PROVOT_SWEEPS);
+    }
+}
 
 /// The stretch constraints: every edge with its rest length (m).
 pub fn provot_edges(model: &ClothModel) -> Vec<([usize; 2], f64)> {
@@ -80,16 +108,15 @@ pub fn provot(
 }
 
 impl Simulator {
-    /// Provot's deformation constraints on positions `x` with this simulator's edges and
-    /// limit (pinned particles stay).
+    /// Provot's deformation constraints of the explicit or preview integrator on positions
+    /// `x` (pinned particles stay); nothing under the other integrators.
     pub(in crate::pipeline) fn limit_stretch(&self, x: &mut [Vec3]) {
-        provot(
-            x,
-            &self.integ.provot,
-            &self.pinned,
-            self.params.provot_limit,
-            PROVOT_SWEEPS,
-        );
+        let provot = match &self.integrator {
+            IntegratorState::Explicit(provot) => provot,
+            IntegratorState::Preview(preview) => &preview.provot,
+            _ => return,
+        };
+        provot.apply(x, &self.drive.pinned);
     }
 
     /// One explicit step of `h` (module doc).
@@ -101,10 +128,13 @@ impl Simulator {
         let targets = self.begin_pinned_step(h);
         self.detect_collisions(h, stats);
         let (g, wind) = (self.params.gravity, self.params.wind);
-        let bounds = self
-            .system
-            .jacobian_row_bounds(&self.model, &self.x, &self.v, wind);
-        let rate = (bounds.iter().zip(&self.model.mass).zip(&self.pinned))
+        let bounds = self.scratch.system.jacobian_row_bounds(
+            &self.model,
+            &self.state.x,
+            &self.state.v,
+            wind,
+        );
+        let rate = (bounds.iter().zip(&self.model.mass).zip(&self.drive.pinned))
             .filter(|(_, &p)| !p)
             .map(|(((k, d), m), _)| (k / m).sqrt() + d / m)
             .fold(0.0, f64::max);
@@ -115,30 +145,31 @@ impl Simulator {
         let substeps = (substeps as usize).max(1);
         let dt = h / substeps as f64;
         // Constrained velocity (I − S) v_c of each body contact, and its filter S.
-        let n = self.x.len();
+        let n = self.state.x.len();
         let mut filter: Vec<Option<(Mat3, Vec3)>> = vec![None; n];
-        for c in &self.constraints {
-            let vc = self.v[c.particle] + c.z;
+        for c in &self.scratch.constraints {
+            let vc = self.state.v[c.particle] + c.z;
             filter[c.particle] = Some((c.filter, vc - c.filter * vc));
         }
-        let friction = self.contacts.friction_terms(&self.v);
+        let friction = self.collision.contacts.friction_terms(&self.state.v);
         let mut extra = self
+            .drive
             .applied
             .clone()
             .unwrap_or_else(|| vec![Vec3::zeros(); n]);
         for (i, _, f) in &friction {
             extra[*i] += f;
         }
-        let (x0, v0) = (self.x.clone(), self.v.clone());
+        let (x0, v0) = (self.state.x.clone(), self.state.v.clone());
         let mut x = x0.clone();
         let mut v = v0.clone();
-        for (xi, yi) in x.iter_mut().zip(&self.y) {
+        for (xi, yi) in x.iter_mut().zip(&self.scratch.y) {
             *xi += yi;
         }
         let mut impulses = vec![Vec3::zeros(); n];
         let mass = &self.model.mass;
         for k in 0..substeps {
-            let f = self.system.forces(&self.model, &x, &v, g, wind);
+            let f = self.scratch.system.forces(&self.model, &x, &v, g, wind);
             let prev = x.clone();
             (x.par_iter_mut().zip(v.par_iter_mut()))
                 .zip(f.par_iter().zip(extra.par_iter()))
@@ -169,7 +200,7 @@ impl Simulator {
                 .zip(x.par_iter().zip(prev.par_iter()))
                 .for_each(|(vi, (xi, pi))| *vi = (xi - pi) / dt);
         }
-        self.impulses = (self.contacts.contacts.iter())
+        self.collision.impulses = (self.collision.contacts.contacts.iter())
             .map(|c| impulses[c.particle])
             .collect();
         let tolerate_crossing = h <= self.params.max_step / 256.0;

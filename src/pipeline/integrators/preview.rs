@@ -19,12 +19,13 @@
 //! by the same correction over `h`. Without them the sheet diverges within a second at
 //! 1/24 s steps; with Baraff's stretch-jump rejection instead it takes hundreds of steps
 //! per frame. The preview has no stretch-jump rejection (see
-//! `super::checks_stretch_jumps`).
+//! [`super::IntegratorState::checks_stretch_jumps`]).
 //!
 //! The Jacobians are the positive definite ones ([`JacobianMode::Definite`]): with
 //! stretched springs that is exactly eq. 21, with compressed ones the stabilised eq. 22
 //! (the mass-spring model), and for the continuum forces the Gauss–Newton part, which
 //! keeps every `A_ii` positive definite.
+use super::explicit::Provot;
 use crate::forces::JacobianMode;
 use crate::linalg::block3::spd_inverse_or_diagonal;
 use crate::linalg::pcg::PcgResult;
@@ -32,18 +33,30 @@ use crate::pipeline::{Rejection, Simulator};
 use crate::{Mat3, Vec3};
 use rayon::prelude::*;
 
+/// The preview's knobs.
+#[derive(Debug, Clone)]
+pub struct Preview {
+    /// Block-Jacobi sweeps after the first (`k` of the module doc), odd
+    /// ([`SolverParams::preview_iterations`] raised to the next odd number).
+    ///
+    /// [`SolverParams::preview_iterations`]: crate::pipeline::SolverParams::preview_iterations
+    pub iterations: usize,
+    /// Provot's constraints applied after the update.
+    pub provot: Provot,
+}
+
 impl Simulator {
-    /// Assembles the step's system at step `h` and approximates `Δv` by the Jacobi sweeps
-    /// of the module doc into `dv`. The result reports the sweeps as iterations and the
+    /// Assembles the step's system at step `h` and approximates `Δv` by `1 + iterations`
+    /// Jacobi sweeps of the module doc into `dv`. The result reports the sweeps as iterations and the
     /// relative residual `‖S(b − AΔv)‖/‖S b‖` of the approximation; it is "converged"
     /// whenever every value is finite.
-    pub(in crate::pipeline) fn solve_preview(&mut self, h: f64) -> PcgResult {
+    pub(in crate::pipeline) fn solve_preview(&mut self, h: f64, iterations: usize) -> PcgResult {
         self.assemble_step(h, JacobianMode::Definite);
-        let a = &self.system.matrix;
-        let b = &self.system.rhs;
+        let a = &self.scratch.system.matrix;
+        let b = &self.scratch.system.rhs;
         let n = a.n();
         let mut filter: Vec<Option<(Mat3, Vec3)>> = vec![None; n];
-        for c in &self.constraints {
+        for c in &self.scratch.constraints {
             filter[c.particle] = Some((c.filter, c.z));
         }
         let inv: Vec<Mat3> = (0..n)
@@ -55,8 +68,7 @@ impl Simulator {
             .map(|f| f.map_or(Vec3::zeros(), |(_, z)| z))
             .collect();
         let mut next = current.clone();
-        let odd = self.params.preview_iterations | 1;
-        let sweeps = odd + 1;
+        let sweeps = iterations + 1;
         for _ in 0..sweeps {
             next.par_iter_mut().enumerate().for_each(|(i, out)| {
                 let diag = a.diagonal(i);
@@ -84,7 +96,7 @@ impl Simulator {
             .collect::<Vec<_>>()
             .iter()
             .fold((0.0, 0.0), |(p, q), (r, s)| (p + r, q + s));
-        self.dv = current;
+        self.scratch.dv = current;
         PcgResult {
             iterations: sweeps,
             relative_residual: if norm > 0.0 { (res / norm).sqrt() } else { 0.0 },
@@ -100,11 +112,11 @@ impl Simulator {
         h: f64,
         tolerate_crossing: bool,
     ) -> Result<bool, Rejection> {
-        let mut v: Vec<Vec3> = (self.v.par_iter().zip(self.dv.par_iter()))
+        let mut v: Vec<Vec3> = (self.state.v.par_iter().zip(self.scratch.dv.par_iter()))
             .map(|(v, dv)| v + dv)
             .collect();
-        let proposed: Vec<Vec3> = (self.x.par_iter().zip(v.par_iter()))
-            .zip(self.y.par_iter())
+        let proposed: Vec<Vec3> = (self.state.x.par_iter().zip(v.par_iter()))
+            .zip(self.scratch.y.par_iter())
             .map(|((x, v), y)| x + h * v + y)
             .collect();
         let mut x = proposed.clone();

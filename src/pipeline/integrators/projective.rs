@@ -25,6 +25,7 @@
 //! springs' damping is not modelled (backward Euler's numerical damping remains), nor is
 //! self-collision; the energies are always the mass-spring model's.
 use super::super::{FrameStats, Rejection};
+use super::IntegratorState;
 use crate::forces::spring::SpringParams;
 use crate::model::ClothModel;
 use crate::pipeline::assemble::spring_parameters;
@@ -40,6 +41,11 @@ use rayon::prelude::*;
 /// The spring network and the factor of its global matrix.
 #[derive(Debug, Clone)]
 pub struct Projective {
+    /// Local–global iterations per step ([`SolverParams::projective_iterations`], at
+    /// least 1).
+    ///
+    /// [`SolverParams::projective_iterations`]: crate::pipeline::SolverParams::projective_iterations
+    iterations: usize,
     springs: Vec<([usize; 2], SpringParams)>,
     /// The factor, the step size and pinned mask it was computed for.
     factor: Option<(Llt<usize, f64>, f64, Vec<bool>)>,
@@ -47,9 +53,11 @@ pub struct Projective {
 }
 
 impl Projective {
-    /// The spring network of `model` with stiffness from `material` (no factor yet).
-    pub fn new(model: &ClothModel, material: &Material) -> Self {
+    /// The spring network of `model` with stiffness from `material` (no factor yet),
+    /// taking `iterations` local–global iterations per step.
+    pub fn new(model: &ClothModel, material: &Material, iterations: usize) -> Self {
         Projective {
+            iterations: iterations.max(1),
             springs: spring_parameters(model, material),
             factor: None,
             factorizations: 0,
@@ -120,30 +128,31 @@ impl Simulator {
     ) -> Result<(), Rejection> {
         let targets = self.begin_pinned_step(h);
         self.detect_body_collisions(h);
-        let n = self.x.len();
+        let n = self.state.x.len();
         let (g, wind) = (self.params.gravity, self.params.wind);
         // Explicit external forces: gravity, drag, lift, applied forces, friction.
-        let mut f_ext = self
-            .system
-            .external_forces(&self.model, &self.x, &self.v, g, wind);
-        if let Some(a) = &self.applied {
+        let mut f_ext =
+            self.scratch
+                .system
+                .external_forces(&self.model, &self.state.x, &self.state.v, g, wind);
+        if let Some(a) = &self.drive.applied {
             for (f, a) in f_ext.iter_mut().zip(a) {
                 *f += a;
             }
         }
-        for (i, _, f) in self.contacts.friction_terms(&self.v) {
+        for (i, _, f) in self.collision.contacts.friction_terms(&self.state.v) {
             f_ext[i] += f;
         }
         let mut index = vec![usize::MAX; n];
         let mut free = 0;
-        for (slot, &pinned) in index.iter_mut().zip(&self.pinned) {
+        for (slot, &pinned) in index.iter_mut().zip(&self.drive.pinned) {
             if !pinned {
                 *slot = free;
                 free += 1;
             }
         }
-        let mut x: Vec<Vec3> = (self.x.par_iter().zip(self.v.par_iter()))
-            .zip(self.y.par_iter())
+        let mut x: Vec<Vec3> = (self.state.x.par_iter().zip(self.state.v.par_iter()))
+            .zip(self.scratch.y.par_iter())
             .map(|((x, v), y)| x + h * v + y)
             .collect();
         let inertial = x.clone();
@@ -151,16 +160,16 @@ impl Simulator {
             x[i] = goal;
         }
         let mass = &self.model.mass;
-        let Some(pd) = self.integ.projective.as_deref_mut() else {
+        let IntegratorState::Projective(pd) = &mut self.integrator else {
             return Err(Rejection::Solve);
         };
-        let springs = pd.springs.clone();
-        let Some(llt) = pd.factor(mass, &self.pinned, &index, free, h) else {
+        let (springs, iterations) = (pd.springs.clone(), pd.iterations);
+        let Some(llt) = pd.factor(mass, &self.drive.pinned, &index, free, h) else {
             return Err(Rejection::Solve);
         };
         let h2 = h * h;
         let mut rhs = Mat::<f64>::zeros(free, 3);
-        for _ in 0..self.params.projective_iterations.max(1) {
+        for _ in 0..iterations {
             // Right side: M s + h² f_ext, then the springs' h² k_s A_s d_s and the pinned
             // columns moved over (−h² L_fp x_p).
             for i in 0..n {
@@ -202,22 +211,22 @@ impl Simulator {
             }
         }
         // Velocities, then the contacts' prescribed components by projection.
-        let mut v: Vec<Vec3> = (x.par_iter().zip(self.x.par_iter()))
+        let mut v: Vec<Vec3> = (x.par_iter().zip(self.state.x.par_iter()))
             .map(|(x1, x0)| (x1 - x0) / h)
             .collect();
-        let mut impulses = Vec::with_capacity(self.contacts.contacts.len());
-        for c in &self.constraints {
+        let mut impulses = Vec::with_capacity(self.collision.contacts.contacts.len());
+        for c in &self.scratch.constraints {
             let i = c.particle;
-            let u = (x[i] - self.x[i] - self.y[i]) / h;
-            let vc = self.v[i] + c.z;
+            let u = (x[i] - self.state.x[i] - self.scratch.y[i]) / h;
+            let vc = self.state.v[i] + c.z;
             let s: Mat3 = c.filter;
             let constrained = s * u + (vc - s * vc);
             let e = mass[i] * (constrained - u);
             impulses.push(e - s * e);
             v[i] = constrained;
-            x[i] = self.x[i] + h * constrained + self.y[i];
+            x[i] = self.state.x[i] + h * constrained + self.scratch.y[i];
         }
-        self.impulses = impulses;
+        self.collision.impulses = impulses;
         for &(i, goal) in &targets {
             x[i] = goal;
         }
