@@ -6,7 +6,8 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(
     name = "drape",
-    version,
+    // `drape 0.1.0 (3c18a31)`: the commit the binary was built from (build.rs).
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("DRAPE_COMMIT"), ")"),
     about,
     long_about = None,
     after_help = "Exit codes: 0 success, 2 bad input or usage (the message names the file, the \

@@ -1,14 +1,15 @@
 //! SIGINT / SIGTERM (and SIGHUP; Ctrl-C on Windows): stop at the next frame boundary.
 //!
-//! The first signal only sets a flag that the frame loop reads after each finished frame
-//! ([`requested`]); the bake then ends with exit code 130 and its partial caches valid
-//! (SPEC "Nothing lost"). A second signal exits at once with 130: the partial caches keep
+//! The first signal only requests a stop ([`crate::bake::Stop`], shared by [`stop`]),
+//! which the frame loop reads after each finished frame; the bake then ends with exit
+//! code 130 and its partial caches valid (SPEC "Nothing lost"). A second signal exits at once with 130: the partial caches keep
 //! the frames finished before it (a PC2's header is only updated after its frame is
 //! complete; the frame being written may be missing from other formats).
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use crate::bake::Stop;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-static REQUESTED: AtomicBool = AtomicBool::new(false);
+static STOP: OnceLock<Stop> = OnceLock::new();
 static SIGNALS: AtomicUsize = AtomicUsize::new(0);
 static INSTALLED: OnceLock<bool> = OnceLock::new();
 
@@ -27,13 +28,18 @@ pub fn install(json: bool) -> bool {
                 );
                 std::process::exit(130);
             }
-            REQUESTED.store(true, Ordering::SeqCst);
+            stop().request();
         })
         .is_ok()
     })
 }
 
+/// The stop request the signals raise (the same for the whole process).
+pub fn stop() -> Stop {
+    STOP.get_or_init(Stop::new).clone()
+}
+
 /// True once a stop was requested.
 pub fn requested() -> bool {
-    REQUESTED.load(Ordering::SeqCst)
+    stop().requested()
 }
