@@ -1,5 +1,5 @@
-//! Progress display: an indicatif bar on a terminal, or JSON lines on stderr (SPEC
-//! "Progress protocol"); stdout carries only command output.
+//! Progress display: an indicatif bar on a terminal, or JSON lines on stderr (docs/reference.md,
+//! "Progress"); stdout carries only command output.
 //!
 //! | `--progress` | while baking | at the end of a bake |
 //! |---|---|---|

@@ -1,4 +1,4 @@
-//! `--report FILE`: the per-frame solver figures of a bake as JSON (SPEC "Common options").
+//! `--report FILE`: the per-frame solver figures of a bake as JSON (docs/reference.md, "Run report").
 //!
 //! ```text
 //! { "command": "simulate", "scene": ..., "frames": [A, B], "fps": F,
