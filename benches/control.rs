@@ -5,11 +5,12 @@
 //! every L-BFGS iteration (seconds, keyframe error), iterations to a 95% error reduction,
 //! and the peak resident memory (VmHWM).
 //!
-//! `DRAPE_CONTROL_SIDE` (default 50) and `DRAPE_CONTROL_FRAMES` (default 60) and
-//! `DRAPE_CONTROL_ITERATIONS` (default 30) change the problem size. The optimisation stops
-//! at the first iteration with 95% less keyframe error unless `DRAPE_CONTROL_FULL=1`;
-//! `DRAPE_CONTROL_FROZEN=1` uses Wojtan's frozen-Jacobian adjoint instead of the exact one.
+//! The optimisation stops at the first iteration with 95% less keyframe error unless told
+//! to run on. Environment: [`drape::bench::knobs::ControlKnobs`] (problem size,
+//! iterations, full run, frozen-Jacobian adjoint).
+use drape::bake::advance_frame;
 use drape::bench;
+use drape::bench::knobs::ControlKnobs;
 use drape::control::keyframes::Keyframe;
 use drape::control::problem::{optimiser_settings, ControlProblem, ControlSettings};
 use drape::model::{ClothModel, UvScale};
@@ -19,30 +20,14 @@ use drape::Vec3;
 use std::ops::ControlFlow;
 use std::time::Instant;
 
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
-}
-
-/// Peak resident set size of this process (MB), from /proc (Linux).
-fn peak_mb() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb / 1024.0)
-}
-
 fn main() {
     // On a worker of a pool, as the CLI runs (see `drape::bench::in_pool`).
     drape::bench::in_pool(bench_main);
 }
 
 fn bench_main() {
-    let side = env("DRAPE_CONTROL_SIDE", 50);
-    let frames = env("DRAPE_CONTROL_FRAMES", 60);
-    let iterations = env("DRAPE_CONTROL_ITERATIONS", 30);
+    let knobs = ControlKnobs::from_env();
+    let (side, frames, iterations) = (knobs.side, knobs.frames, knobs.iterations);
     let material = Material::default();
     let g = bench::sheet(side);
     let model = ClothModel::build(&g, UvScale::Auto, material.density).expect("sheet model");
@@ -53,11 +38,11 @@ fn bench_main() {
     let started = Instant::now();
     let mut plain = calm.clone();
     for _ in 0..frames {
-        plain.advance(1.0 / 24.0).expect("plain simulation");
+        advance_frame(&mut plain, None, 24.0).expect("plain simulation");
     }
     let plain_s = started.elapsed().as_secs_f64();
     for _ in 0..frames {
-        windy.advance(1.0 / 24.0).expect("windy simulation");
+        advance_frame(&mut windy, None, 24.0).expect("windy simulation");
     }
     let key = Keyframe {
         frame: frames as i32,
@@ -66,13 +51,13 @@ fn bench_main() {
         name: format!("windy frame {frames}"),
     };
     let particles = calm.model().len();
-    let exact = env("DRAPE_CONTROL_FROZEN", 0) == 0;
+    let exact = !knobs.frozen;
     let settings = ControlSettings {
         regularization: 1e-6,
         exact_adjoint: exact,
         ..ControlSettings::default()
     };
-    let full = env("DRAPE_CONTROL_FULL", 0) != 0;
+    let full = knobs.full;
     let problem = ControlProblem::new(calm, &[key], 0, 24.0, settings).expect("problem");
     let theta = vec![0.0; problem.variables()];
     let started = Instant::now();
@@ -116,6 +101,6 @@ fn bench_main() {
         reached.map_or("null".to_string(), |r| r.to_string()),
         1.0 - solution.best.keyframe_error / initial,
         solution.stop,
-        peak_mb().unwrap_or(f64::NAN)
+        bench::fit::peak_resident_bytes().map_or(f64::NAN, |b| b as f64 / (1024.0 * 1024.0))
     );
 }

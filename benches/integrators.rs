@@ -13,9 +13,11 @@
 //! over the particles that move at least 1 mm in the reference (pins and their
 //! neighbourhood excluded), averaged over the 12 check points, plus the aggregate ratio
 //! `Σ‖Δx^ref − Δx^exp‖² / Σ‖Δx^ref‖²`. Speed: ms per frame on the 2,500-particle sheet
-//! (`drape::bench::sheet(50)`) in the same run, `DRAPE_BENCH_FRAMES` frames (default 24;
+//! (`drape::bench::sheet(50)`) in the same run, `DRAPE_BENCH_FRAMES` frames
+//! ([`drape::bench::knobs::BenchKnobs`], default 24;
 //! the explicit integrator is left out there, its ~10⁵ sub-steps per frame would take
 //! minutes). Prints markdown tables.
+use drape::bake::advance_frame;
 use drape::model::{ClothModel, UvScale};
 use drape::pipeline::{ForceModel, Integrator, Simulator, SolverParams};
 use drape::scene::{Garment, Material};
@@ -55,7 +57,8 @@ fn run(g: &Garment, integrator: Integrator, max_step: f64, frames: usize) -> Res
     let mut steps = 0;
     let started = Instant::now();
     for _ in 0..frames {
-        steps += sim.advance(1.0 / 24.0).map_err(|e| e.to_string())?.steps;
+        let stats = advance_frame(&mut sim, None, 24.0).map_err(|e| e.to_string())?;
+        steps += stats.steps;
         out.push(sim.positions().to_vec());
     }
     Ok(Run {
@@ -106,10 +109,7 @@ fn main() {
 }
 
 fn bench_main() {
-    let frames: usize = std::env::var("DRAPE_BENCH_FRAMES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(24);
+    let frames = drape::bench::knobs::BenchKnobs::from_env().frames;
     let small = drape::bench::sheet(20);
     let reference = match run(&small, Integrator::Implicit, 1.0 / 2400.0, CHECK_POINTS) {
         Ok(r) => r,

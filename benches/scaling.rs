@@ -15,11 +15,10 @@
 //! k frames, k the fewest any size completed, so that all sizes time the same stretch of
 //! motion (the fall from rest is cheaper than the swing that follows).
 //!
-//! Environment: `DRAPE_SCALING_FRAMES` (frames per size, default 6, at 24 fps from rest),
-//! `DRAPE_SCALING_BUDGET_S` (seconds per size, default 120), `DRAPE_SCALING_SIDES`
-//! (comma-separated side lengths, default 51,71,100,141,173), and the solver overrides of
-//! [`drape::bench::params_from_env`] (`DRAPE_BENCH_PRECONDITIONER`, `DRAPE_BENCH_CG_TOLERANCE`).
-use drape::bench;
+//! Environment: [`drape::bench::knobs::ScalingKnobs`] (frames and seconds per size, the
+//! sizes) and the solver overrides of [`drape::bench::knobs::SolverKnobs`].
+use drape::bench::fit::{fit_line, fit_power_law, peak_resident_bytes};
+use drape::bench::{self, knobs::ScalingKnobs};
 use drape::scene::Material;
 use serde_json::{json, Value};
 use std::process::Command;
@@ -40,37 +39,9 @@ fn main() {
     parent();
 }
 
-fn frames() -> usize {
-    std::env::var("DRAPE_SCALING_FRAMES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .filter(|&f| f > 0)
-        .unwrap_or(6)
-}
-
-fn budget_s() -> f64 {
-    std::env::var("DRAPE_SCALING_BUDGET_S")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .filter(|&b: &f64| b > 0.0)
-        .unwrap_or(120.0)
-}
-
-fn sides() -> Vec<usize> {
-    std::env::var("DRAPE_SCALING_SIDES")
-        .ok()
-        .map(|s| {
-            s.split(',')
-                .filter_map(|w| w.trim().parse().ok())
-                .filter(|&n| n >= 2)
-                .collect::<Vec<usize>>()
-        })
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| bench::SCALING_SIDES.to_vec())
-}
-
 /// One size in this process: the timing and this process's peak resident size.
 fn child(side: usize) {
+    let knobs = ScalingKnobs::from_env();
     let g = bench::sheet(side);
     let line = match bench::run_scene_within(
         &g,
@@ -78,11 +49,11 @@ fn child(side: usize) {
         &Material::default(),
         &bench::params_from_env(),
         24.0,
-        frames(),
-        budget_s(),
+        knobs.frames,
+        knobs.budget_s,
     ) {
         Ok(r) => {
-            let peak_mb = bench::peak_resident_bytes().map(|b| b as f64 / (1024.0 * 1024.0));
+            let peak_mb = peak_resident_bytes().map(|b| b as f64 / (1024.0 * 1024.0));
             json!({
                 "name": r.name,
                 "particles": r.particles,
@@ -114,7 +85,7 @@ fn parent() {
         }
     };
     let mut runs: Vec<Value> = Vec::new();
-    let mut sides = sides();
+    let mut sides = ScalingKnobs::from_env().sides;
     sides.sort_unstable();
     for side in sides {
         let out = Command::new(&exe)
@@ -157,9 +128,9 @@ fn parent() {
         .collect();
     let step_times: Vec<(f64, f64)> = ok.iter().filter_map(|v| point(v, "ms_per_step")).collect();
     let memory: Vec<(f64, f64)> = ok.iter().filter_map(|v| point(v, "peak_rss_mb")).collect();
-    let time_fit = bench::fit_power_law(&times);
-    let step_fit = bench::fit_power_law(&step_times);
-    let memory_fit = bench::fit_line(&memory);
+    let time_fit = fit_power_law(&times);
+    let step_fit = fit_power_law(&step_times);
+    let memory_fit = fit_line(&memory);
     println!(
         "{}",
         json!({

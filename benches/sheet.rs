@@ -3,20 +3,16 @@
 //! over a sphere of Baraff fig. 1 with the collision-detection shares, and the
 //! bend-stiffness sweep of Baraff §8 (run time at bend ×0.1 … ×1000 relative to ×1).
 //!
-//! Environment: `DRAPE_BENCH_FRAMES` (frames per scene, default 24), `DRAPE_BENCH_SCENES`
-//! (comma-separated subset of `sheets,drape,bend`, default all), and the solver overrides
-//! of [`drape::bench::params_from_env`] (`DRAPE_BENCH_PRECONDITIONER`,
-//! `DRAPE_BENCH_CG_TOLERANCE`).
+//! Environment: [`drape::bench::knobs::BenchKnobs`] (frames per scene, which parts run)
+//! and the solver overrides of [`drape::bench::knobs::SolverKnobs`].
 use drape::bench;
+use drape::bench::knobs::BenchKnobs;
 use drape::scene::Material;
 
 fn main() {
-    let frames: usize = std::env::var("DRAPE_BENCH_FRAMES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(24);
-    let scenes = std::env::var("DRAPE_BENCH_SCENES").unwrap_or_else(|_| "sheets,drape,bend".into());
-    let wants = |name: &str| scenes.split(',').any(|s| s.trim() == name);
+    let knobs = BenchKnobs::from_env();
+    let frames = knobs.frames;
+    let wants = |name: &str| knobs.wants(name);
     let material = Material::default();
     let params = bench::params_from_env();
     for side in bench::SHEET_SIDES.into_iter().filter(|_| wants("sheets")) {

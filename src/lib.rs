@@ -14,9 +14,17 @@
 //! The solver is Baraff & Witkin, "Large Steps in Cloth Simulation" (SIGGRAPH 1998); see
 //! `shared/seeds/baraff-witkin-1998-large-steps.txt`. Each module documents the equations
 //! and paper sections it implements.
+//!
+//! The `dev` cargo feature adds `bench` (benchmark scenes, their timing, the tuning knobs
+//! read from the environment), which the benches and tests share; it is not part of the
+//! library's API. `cargo test` and `cargo bench` turn it on.
 #![warn(missing_docs)]
 
+pub mod bake;
+#[cfg(feature = "dev")]
 pub mod bench;
+#[cfg(not(feature = "dev"))]
+mod bench;
 pub mod cache;
 pub mod cli;
 pub mod collision;

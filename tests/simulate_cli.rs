@@ -205,3 +205,54 @@ fn inspect_json_reports_panels_seams_and_pins() {
     assert_eq!(g["uv_problems"].as_array().unwrap().len(), 0);
     assert!(g["vertices"].as_u64().unwrap() < g["triangles"].as_u64().unwrap());
 }
+
+/// Issue 55: a bake run from a script says what it wrote, unless told to be quiet.
+#[test]
+fn a_finished_bake_names_each_cache_with_its_frames_on_stderr_except_with_none_or_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("said.pc2");
+    let scene = fixture("sheet_small.gltf");
+    let bake = |progress: &[&str]| {
+        let mut args = vec![
+            "simulate",
+            s(&scene),
+            "--frames",
+            "1..3",
+            "-o",
+            s(&out),
+            "--force",
+        ];
+        args.extend_from_slice(progress);
+        let o = drape(&args);
+        assert_eq!(code(&o), 0, "{progress:?}: {}", stderr(&o));
+        stderr(&o)
+    };
+    let said = bake(&[]);
+    let line = format!("wrote {} (3 frames, ", s(&out));
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with(&line) && l.ends_with(" s)")),
+        "{said}"
+    );
+    assert!(bake(&["--progress", "none"]).is_empty());
+    let json = bake(&["--progress", "json"]);
+    assert!(json.lines().all(|l| l.starts_with('{')), "{json}");
+}
+
+/// Issue 55: `--version` names the commit the binary was built from.
+#[test]
+fn version_shows_the_version_and_the_commit_in_parentheses() {
+    let o = drape(&["--version"]);
+    assert_eq!(code(&o), 0);
+    let text = stdout(&o);
+    let line = text.trim();
+    let rest = line.strip_prefix("drape ").expect("starts with the name");
+    let (version, commit) = rest.split_once(' ').expect("version then commit");
+    assert_eq!(version, env!("CARGO_PKG_VERSION"));
+    let commit = commit.strip_prefix('(').and_then(|c| c.strip_suffix(')'));
+    let commit = commit.unwrap_or_else(|| panic!("commit in parentheses: {line}"));
+    assert!(
+        commit == "unknown" || (commit.len() >= 7 && commit.chars().all(|c| c.is_ascii_hexdigit())),
+        "{line}"
+    );
+}

@@ -1,4 +1,4 @@
-//! Command-line flags (clap), exactly as `shared/SPEC.md` "Commands" lists them.
+//! Command-line flags (clap), as the command reference (`docs/reference.md`) lists them.
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -6,7 +6,8 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(
     name = "drape",
-    version,
+    // `drape 0.1.0 (3c18a31)`: the commit the binary was built from (build.rs).
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("DRAPE_COMMIT"), ")"),
     about,
     long_about = None,
     after_help = "Exit codes: 0 success, 2 bad input or usage (the message names the file, the \
@@ -20,7 +21,7 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The commands of SPEC "Commands".
+/// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Simulate garments and write one point cache per garment.
@@ -41,7 +42,7 @@ pub enum ProgressMode {
     Auto,
     /// A progress bar on stderr.
     Bar,
-    /// One JSON object per line on stderr (SPEC "Progress protocol").
+    /// One JSON object per line on stderr (docs/reference.md, "Progress").
     Json,
     /// Nothing but errors.
     None,
@@ -56,7 +57,7 @@ pub enum UpArg {
     Z,
 }
 
-/// Time integrators of SPEC `--integrator` (trade-offs: [`crate::pipeline::Integrator`]).
+/// Time integrators of `--integrator` (trade-offs: [`crate::pipeline::Integrator`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum IntegratorArg {
     /// Linearised backward Euler of Baraff & Witkin (1998): stable at large steps, damps
@@ -87,7 +88,7 @@ impl From<IntegratorArg> for crate::pipeline::Integrator {
     }
 }
 
-/// Force models of SPEC `--model`.
+/// Force models of `--model`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ModelArg {
     /// Triangle stretch / shear and hinge bend conditions (Baraff §4).
@@ -215,7 +216,8 @@ pub struct InspectArgs {
     /// Scene file: .gltf / .glb, .usda / .usdc / .usd, a Houdini .geo (JSON) or a .json
     /// scene file.
     pub scene: PathBuf,
-    /// Print JSON on stdout (SPEC "inspect --json"). Default: a readable summary.
+    /// Print JSON on stdout (docs/reference.md, "inspect --json"). Default: a readable
+    /// summary.
     #[arg(long)]
     pub json: bool,
 }

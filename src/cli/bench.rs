@@ -1,4 +1,5 @@
-//! `drape bench`: per-frame timings of the standard sheets or of given scenes.
+//! `drape bench`: per-frame timings of the standard sheets or of given scenes (each a
+//! bake without caches, timed: [`crate::bench`]).
 use super::args::BenchArgs;
 use crate::bench::{self, BenchResult};
 use crate::error::{Error, Result};
@@ -18,7 +19,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 &g,
                 &material,
                 &bench::default_params(),
-                24.0,
+                crate::bake::DEFAULT_FPS,
                 args.frames,
             )?);
             if !args.json {
@@ -28,7 +29,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     } else {
         for path in &args.scenes {
             let scene = crate::io::load_garments(path, &[])?;
-            let fps = scene.fps.unwrap_or(24.0);
+            let fps = scene.fps.unwrap_or(crate::bake::DEFAULT_FPS);
             let params = crate::pipeline::SolverParams::new(fps, scene.up.vector());
             for g in &scene.garments {
                 results.push(bench::run_garment(g, &material, &params, fps, args.frames)?);

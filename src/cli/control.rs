@@ -2,14 +2,14 @@
 //! `simulate`, loads every garment's keyframes (bad keyframes fail before any work), finds
 //! each garment's control forces by L-BFGS on Φ with adjoint gradients
 //! ([`crate::control`]), reporting every iteration, then bakes the controlled simulation
-//! into the caches exactly as `simulate` would (same writers, partial-file protocol and
-//! interrupt handling). It exits 0 when the optimiser stops normally, whether or not the
+//! into the caches with the same [`crate::bake`] as `simulate` (same writers, partial-file
+//! protocol and interrupt handling). It exits 0 when the optimiser stops normally, whether or not the
 //! keyframes are fully met; the report and progress give the remaining error.
 use super::args::ControlArgs;
 use super::interrupt;
 use super::progress::Progress;
 use super::report::Report;
-use super::simulate::{bake_caches, load, prepare_selected, run_command};
+use super::simulate::{load, prepare, run_bake, run_command, Watch};
 use crate::control::keyframes::{self, Keyframe};
 use crate::control::problem::{optimiser_settings, ControlProblem, ControlSettings};
 use crate::error::{Error, Result};
@@ -26,8 +26,8 @@ pub fn run(args: &ControlArgs) -> Result<()> {
 
 fn control(args: &ControlArgs, progress: &mut Progress, report: &mut Option<Report>) -> Result<()> {
     let selected = load(&args.sim)?;
-    let mut prepared = prepare_selected(&args.sim, &selected, report)?;
-    let entry = prepared.keyframes.clone();
+    let mut bake = prepare(&args.sim, &selected, report)?;
+    let entry = selected.keyframes.clone();
     let source = match (&args.keyframes, &entry) {
         (Some(s), _) => s.clone(),
         (None, Some(e)) => e.source.clone(),
@@ -54,19 +54,16 @@ fn control(args: &ControlArgs, progress: &mut Progress, report: &mut Option<Repo
             .as_ref()
             .and_then(|e| e.iterations.map(|i| i as usize)))
         .unwrap_or(DEFAULT_ITERATIONS);
-    let (fps, frames) = (prepared.fps, prepared.frames);
+    let (fps, frames) = (bake.fps(), bake.frames());
     // Every garment's keyframes first: bad keyframes cost no simulation time.
-    let keys: Vec<Vec<Keyframe>> = (prepared.runs.iter())
-        .map(|r| keyframes::load(&source, r.garment, fps, frames))
+    let keys: Vec<Vec<Keyframe>> = (bake.tracks().iter())
+        .map(|t| keyframes::load(&source, t.garment, fps, frames))
         .collect::<Result<_>>()?;
     if let Some(r) = report.as_mut() {
         r.set("keyframes", json!(source.display().to_string()));
         r.set("regularization", json!(regularization));
     }
-    progress.start("control", frames, &prepared.names());
-    for w in &prepared.warnings {
-        progress.warning(w);
-    }
+    bake.announce(&mut Watch::new("control", progress, report));
     let settings = ControlSettings {
         regularization,
         velocity_weight: beta,
@@ -74,9 +71,10 @@ fn control(args: &ControlArgs, progress: &mut Progress, report: &mut Option<Repo
     };
     let lbfgs = optimiser_settings(iterations);
     let mut summaries = Vec::new();
-    for (run, keys) in prepared.runs.iter_mut().zip(&keys) {
-        let name = run.garment.name.clone();
-        let problem = ControlProblem::new(run.sim.clone(), keys, frames.0, fps, settings.clone())?;
+    for (track, keys) in bake.tracks_mut().iter_mut().zip(&keys) {
+        let name = track.garment.name.clone();
+        let problem =
+            ControlProblem::new(track.sim.clone(), keys, frames.0, fps, settings.clone())?;
         let solution = problem.optimise(&lbfgs, |it| {
             let b = &it.breakdown;
             progress.iteration(&name, it.iteration, iterations, b.total(), b.keyframe_error);
@@ -95,10 +93,10 @@ fn control(args: &ControlArgs, progress: &mut Progress, report: &mut Option<Repo
             }
         })?;
         let objective = problem.objective();
-        run.sim = problem.controlled();
-        run.controls = (0..objective.horizon())
+        let forces = (0..objective.horizon())
             .map(|n| objective.forces(&solution.theta, n))
             .collect();
+        track.control(problem.controlled(), forces);
         summaries.push(json!({
             "garment": name,
             "keyframes": keys.iter().map(|k| k.frame).collect::<Vec<_>>(),
@@ -119,5 +117,5 @@ fn control(args: &ControlArgs, progress: &mut Progress, report: &mut Option<Repo
     if let Some(r) = report.as_mut() {
         r.set("control", json!(summaries));
     }
-    bake_caches(&mut prepared, progress, report)
+    run_bake(&mut bake, &mut Watch::new("control", progress, report))
 }

@@ -1,4 +1,4 @@
-//! `drape inspect`: what drape sees in a scene (SPEC "inspect --json").
+//! `drape inspect`: what drape sees in a scene (docs/reference.md, "inspect --json").
 //!
 //! Every garment (meshes marked as garments, or a scene file's garments) with its welded
 //! vertex, triangle, panel, seam-edge and pinned counts and its UV problems; every body

@@ -1,5 +1,12 @@
-//! Progress display: an indicatif bar on a terminal, or JSON lines on stderr (SPEC
-//! "Progress protocol"); stdout carries only command output.
+//! Progress display: an indicatif bar on a terminal, or JSON lines on stderr (docs/reference.md,
+//! "Progress"); stdout carries only command output.
+//!
+//! | `--progress` | while baking | at the end of a bake |
+//! |---|---|---|
+//! | `auto` on a terminal, `bar` | a bar, warnings above it | `wrote <cache> (<N> frames, <T> s)` per cache |
+//! | `auto` elsewhere | warnings | the same `wrote` lines |
+//! | `json` | one JSON event per line | the `done` event |
+//! | `none` | warnings | nothing |
 use super::args::ProgressMode;
 use serde_json::{json, Value};
 use std::io::{IsTerminal, Write};
@@ -8,6 +15,8 @@ use std::time::Instant;
 /// Where progress events go.
 pub struct Progress {
     mode: ProgressMode,
+    /// Print a `wrote` line per cache at the end (`auto` and `bar`).
+    success_lines: bool,
     bar: Option<indicatif::ProgressBar>,
     started: Instant,
 }
@@ -15,6 +24,7 @@ pub struct Progress {
 impl Progress {
     /// Resolves `auto` to a bar on a terminal, nothing otherwise.
     pub fn new(mode: ProgressMode) -> Self {
+        let success_lines = matches!(mode, ProgressMode::Auto | ProgressMode::Bar);
         let mode = match mode {
             ProgressMode::Auto if std::io::stderr().is_terminal() => ProgressMode::Bar,
             ProgressMode::Auto => ProgressMode::None,
@@ -22,6 +32,7 @@ impl Progress {
         };
         Progress {
             mode,
+            success_lines,
             bar: None,
             started: Instant::now(),
         }
@@ -125,21 +136,23 @@ impl Progress {
         }
     }
 
-    /// `{"event":"done",...}`.
-    pub fn done(&self, outputs: &[String]) {
+    /// The bake wrote `outputs`, `frames` samples each: `{"event":"done",...}` in JSON
+    /// mode, a `wrote <cache> (<frames> frames, <seconds> s)` line per cache in `auto` and
+    /// `bar` modes (also without a terminal, so that a bake run from a script says what
+    /// it wrote), nothing with `none`.
+    pub fn done(&self, outputs: &[String], frames: usize) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
-        match self.mode {
-            ProgressMode::Json => self.emit(json!({
+        if self.mode == ProgressMode::Json {
+            self.emit(json!({
                 "event": "done", "outputs": outputs, "elapsed_s": round3(self.elapsed()),
-            })),
-            ProgressMode::Bar => {
-                for o in outputs {
-                    eprintln!("wrote {o}");
-                }
+            }));
+        }
+        if self.success_lines {
+            for o in outputs {
+                eprintln!("{}", success_line(o, frames, self.elapsed()));
             }
-            _ => {}
         }
     }
 
@@ -149,6 +162,12 @@ impl Progress {
             bar.finish_and_clear();
         }
     }
+}
+
+/// `wrote skirt.pc2 (48 frames, 1.7 s)`.
+fn success_line(output: &str, frames: usize, seconds: f64) -> String {
+    let unit = if frames == 1 { "frame" } else { "frames" };
+    format!("wrote {output} ({frames} {unit}, {seconds:.1} s)")
 }
 
 /// Rounds to milliseconds for display.
@@ -165,5 +184,30 @@ pub fn print_error(json_mode: bool, code: i32, message: &str) {
         );
     } else {
         eprintln!("error: {message}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn success_line_names_the_cache_its_frames_and_the_time() {
+        assert_eq!(
+            success_line("skirt.pc2", 48, 1.74),
+            "wrote skirt.pc2 (48 frames, 1.7 s)"
+        );
+        assert_eq!(
+            success_line("a.mdd", 1, 0.04),
+            "wrote a.mdd (1 frame, 0.0 s)"
+        );
+    }
+
+    #[test]
+    fn success_lines_are_printed_unless_progress_is_none_or_json() {
+        assert!(Progress::new(ProgressMode::Auto).success_lines);
+        assert!(Progress::new(ProgressMode::Bar).success_lines);
+        assert!(!Progress::new(ProgressMode::None).success_lines);
+        assert!(!Progress::new(ProgressMode::Json).success_lines);
     }
 }

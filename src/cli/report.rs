@@ -1,4 +1,4 @@
-//! `--report FILE`: the per-frame solver figures of a bake as JSON (SPEC "Common options").
+//! `--report FILE`: the per-frame solver figures of a bake as JSON (docs/reference.md, "Run report").
 //!
 //! ```text
 //! { "command": "simulate", "scene": ..., "frames": [A, B], "fps": F,
@@ -56,7 +56,7 @@ impl Report {
 
     /// One simulated frame: the figures summed over garments, and each garment's.
     pub fn frame(&mut self, frame: i32, seconds: f64, garments: &[(&str, FrameStats)]) {
-        let total = sum(garments.iter().map(|(_, s)| s));
+        let total = crate::bake::sum(garments.iter().map(|(_, s)| s));
         let mut entry = stats_json(&total);
         entry.insert("frame".into(), json!(frame));
         entry.insert("seconds".into(), json!(seconds));
@@ -115,28 +115,6 @@ impl Report {
             source,
         })
     }
-}
-
-/// The figures of several garments' frames together: counts add, extremes combine.
-pub fn sum<'a>(stats: impl Iterator<Item = &'a FrameStats>) -> FrameStats {
-    let mut t = FrameStats {
-        min_step: f64::INFINITY,
-        ..FrameStats::default()
-    };
-    for s in stats {
-        t.steps += s.steps;
-        t.rejections += s.rejections;
-        t.cg_iterations += s.cg_iterations;
-        t.definite_fallbacks += s.definite_fallbacks;
-        t.contacts += s.contacts;
-        t.max_residual = t.max_residual.max(s.max_residual);
-        t.max_strain = t.max_strain.max(s.max_strain);
-        t.min_step = t.min_step.min(s.min_step);
-    }
-    if !t.min_step.is_finite() {
-        t.min_step = 0.0;
-    }
-    t
 }
 
 fn stats_json(s: &FrameStats) -> serde_json::Map<String, Value> {

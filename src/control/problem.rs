@@ -170,7 +170,7 @@ impl ControlProblem {
         let mut uncontrolled = template.clone();
         uncontrolled.log_steps(true);
         for _ in 0..horizon {
-            uncontrolled.advance(1.0 / fps)?;
+            crate::bake::advance_frame(&mut uncontrolled, None, fps)?;
         }
         let schedule = Arc::new(uncontrolled.take_step_log());
         template.follow_schedule(Some(schedule.clone()));

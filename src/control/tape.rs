@@ -38,7 +38,8 @@ struct Segment {
     records: Option<Vec<Vec<StepRecord>>>,
 }
 
-/// Runs interval `n` of the horizon: control forces of `theta` on, one frame of `1/fps`.
+/// Runs interval `n` of the horizon: control forces of `theta` on, one frame of `1/fps`
+/// ([`crate::bake::advance_frame`], the frame step of every bake).
 fn advance(
     sim: &mut Simulator,
     objective: &Objective,
@@ -46,8 +47,7 @@ fn advance(
     n: usize,
     fps: f64,
 ) -> Result<FrameStats> {
-    sim.set_applied_forces(Some(objective.forces(theta, n)));
-    sim.advance(1.0 / fps)
+    crate::bake::advance_frame(sim, Some(objective.forces(theta, n)), fps)
 }
 
 /// Simulates the horizon from `template` with controls `theta`, in segments of

@@ -1,24 +1,20 @@
-//! Benchmark harness for the solver work of issue 8 (ignored: timing, not a check).
+//! Profiling harnesses of the solver (ignored: timing, not a check). Each prints one line
+//! of figures per run:
 //!
-//! `DRAPE_PERF_SCENE=drape|sheet DRAPE_PERF_FRAMES=24 DRAPE_PERF_PRECOND=ic|gs|jacobi|auto|cholesky
-//! cargo test --release --lib linalg::tests::perf -- --ignored --nocapture` prints one
-//! line of figures per run (`DRAPE_PERF_THREADS` sets the pool size, `DRAPE_PERF_TOL` the
-//! CG tolerance, `DRAPE_PERF_WARM=true` warm starts, `DRAPE_PERF_GROW_WAIT`,
-//! `DRAPE_PERF_MAX_GROW_WAIT` and `DRAPE_PERF_STRETCH_CHANGE` the step control,
-//! `DRAPE_PERF_DUMP=path` writes the final positions as text to compare runs).
+//! ```text
+//! cargo test --release --lib linalg::tests::perf -- --ignored --nocapture
+//! ```
+//! `perf_report` simulates a scene, `assembly_report`, `precond_report` and
+//! `deflation_report` time one kernel each. Their knobs are environment variables:
+//! [`PerfKnobs`] (scene, size, frames, threads, repetitions, a dump of the final
+//! positions to compare runs) and the solver overrides of [`SolverKnobs`].
 use crate::bench;
+use crate::bench::knobs::{PerfKnobs, SolverKnobs};
 use crate::linalg::Preconditioner;
 use crate::model::{ClothModel, UvScale};
 use crate::pipeline::Simulator;
 use crate::scene::Material;
 use std::time::Instant;
-
-fn env_or<T: std::str::FromStr>(key: &str, default: T) -> T {
-    std::env::var(key)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
-}
 
 /// Median over `rounds` rounds of the microseconds per call of `f` (`reps` calls a round).
 fn median_us(rounds: usize, reps: usize, f: &mut dyn FnMut()) -> f64 {
@@ -65,29 +61,18 @@ fn crumpled_drape(
 #[test]
 #[ignore]
 fn perf_report() {
-    let frames: usize = env_or("DRAPE_PERF_FRAMES", 24);
-    let side: usize = env_or("DRAPE_PERF_SIDE", 51);
-    let scene: String = env_or("DRAPE_PERF_SCENE", "drape".to_string());
-    let material = match std::env::var("DRAPE_PERF_MATERIAL") {
-        Ok(name) => Material::preset(&name).expect("material preset"),
-        Err(_) => Material::default(),
+    let knobs = PerfKnobs::from_env();
+    let (frames, side, scene) = (knobs.frames, knobs.side, knobs.scene.as_str());
+    let material = match &knobs.material {
+        Some(name) => Material::preset(name).expect("material preset"),
+        None => Material::default(),
     };
+    // IC(0) without warm start unless the environment says otherwise.
     let mut params = bench::default_params();
-    params.preconditioner = match env_or("DRAPE_PERF_PRECOND", "ic".to_string()).as_str() {
-        "jacobi" => Preconditioner::BlockJacobi,
-        "gs" => Preconditioner::BlockGaussSeidel,
-        "auto" => Preconditioner::Auto,
-        "cholesky" => Preconditioner::SparseCholesky,
-        _ => Preconditioner::BlockIncompleteCholesky,
-    };
-    params.cg_warm_start = env_or("DRAPE_PERF_WARM", false);
-    params.cg_deflation = env_or("DRAPE_PERF_DEFLATION", params.cg_deflation);
-    params.cg_tolerance = env_or("DRAPE_PERF_TOL", params.cg_tolerance);
-    params.cg_deflated_tolerance = env_or("DRAPE_PERF_TOL", params.cg_deflated_tolerance);
-    params.grow_wait = env_or("DRAPE_PERF_GROW_WAIT", params.grow_wait);
-    params.max_grow_wait = env_or("DRAPE_PERF_MAX_GROW_WAIT", params.max_grow_wait);
-    params.max_stretch_change = env_or("DRAPE_PERF_STRETCH_CHANGE", params.max_stretch_change);
-    let threads: usize = env_or("DRAPE_PERF_THREADS", 2);
+    params.preconditioner = Preconditioner::BlockIncompleteCholesky;
+    params.cg_warm_start = false;
+    let params = SolverKnobs::from_env().apply(params);
+    let threads = knobs.threads.unwrap_or(2);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -113,7 +98,7 @@ fn perf_report() {
         let (mut steps, mut cg, mut rej, mut fallbacks) = (0, 0, 0, 0);
         let (mut strain, mut pen) = (0.0f64, 0.0f64);
         for _ in 0..frames {
-            let s = match sim.advance(1.0 / 24.0) {
+            let s = match crate::bake::advance_frame(&mut sim, None, 24.0) {
                 Ok(s) => s,
                 Err(e) => {
                     println!("PERF error at t = {:.3}: {e}", sim.time());
@@ -126,7 +111,7 @@ fn perf_report() {
             fallbacks += s.definite_fallbacks;
             strain = strain.max(s.max_strain);
             pen = pen.max(sim.max_penetration());
-            if std::env::var("DRAPE_PERF_VERBOSE").is_ok() {
+            if knobs.verbose {
                 println!(
                     "frame: {} steps, {} rejections, {} CG, strain {:.4}",
                     s.steps, s.rejections, s.cg_iterations, s.max_strain
@@ -145,7 +130,7 @@ fn perf_report() {
             cg as f64 / steps.max(1) as f64,
             pen * 1e3
         );
-        if let Ok(path) = std::env::var("DRAPE_PERF_DUMP") {
+        if let Some(path) = &knobs.dump {
             let text: String = sim
                 .positions()
                 .iter()
@@ -167,15 +152,15 @@ fn assembly_report() {
     use crate::forces::JacobianMode;
     use crate::pipeline::assemble::System;
     use crate::Vec3;
-    let reps: usize = env_or("DRAPE_PERF_ASSEMBLIES", 200);
-    let side: usize = env_or("DRAPE_PERF_SIDE", 51);
+    let knobs = PerfKnobs::from_env();
+    let (reps, side) = (knobs.assemblies, knobs.side);
     let material = Material::default();
     let (garment, _) = bench::drape_over_sphere(side);
     let model = ClothModel::build(&garment, UvScale::Auto, material.density).expect("model");
     let (x, v) = bench::crumpled_state(&model.positions, 0.02);
     let y = vec![Vec3::zeros(); x.len()];
     let mut system = System::new(&model, &material);
-    let threads: usize = env_or("DRAPE_PERF_THREADS", 1);
+    let threads = knobs.threads.unwrap_or(1);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -207,23 +192,18 @@ fn assembly_report() {
 /// (slot maps + elimination order) of the fig.-1 sheet's system matrix (crumpled as in
 /// [`assembly_report`]) at `DRAPE_PERF_SIDES` (default `51,100`) particles per side, for
 /// the natural and the separator order on 1 and 2 threads, the other workers spinning as
-/// they do inside `Simulator::advance` (`pipeline::workers`; without it every join woke a
-/// sleeping worker, and the 2-thread sweep pair of the 2,601-particle sheet measured
-/// 99.5 instead of 73.5 µs, no faster than one thread). Each figure is the median of
+/// they do inside `Simulator::advance` (`pipeline::workers`; otherwise every join would
+/// wake a sleeping worker and time that wake-up). Each figure is the median of
 /// `DRAPE_PERF_ROUNDS` (default 9) rounds of `DRAPE_PERF_REPS` (default 100) calls.
 #[test]
 #[ignore]
 fn precond_report() {
     use crate::linalg::precond::{EliminationOrder, TriangularFactor};
     use crate::Vec3;
-    let reps: usize = env_or("DRAPE_PERF_REPS", 100);
-    let rounds: usize = env_or("DRAPE_PERF_ROUNDS", 9);
-    let sides: String = env_or("DRAPE_PERF_SIDES", "51,100".to_string());
+    let knobs = PerfKnobs::from_env();
+    let (reps, rounds) = (knobs.reps.unwrap_or(100), knobs.rounds);
     let median_us = |f: &mut dyn FnMut()| median_us(rounds, reps, f);
-    for side in sides
-        .split(',')
-        .filter_map(|s| s.trim().parse::<usize>().ok())
-    {
+    for &side in &knobs.sides {
         let (system, x, filters) = crumpled_drape(side);
         let n = x.len();
         let a = &system.matrix;
@@ -287,24 +267,21 @@ fn precond_report() {
 /// microseconds per [`Deflation`](crate::linalg::deflation::Deflation) call (`prepare`,
 /// `project`, `correct`) on the fig.-1 sheet's system matrix (crumpled as in
 /// [`assembly_report`], every 50th particle on a plane) at `DRAPE_PERF_SIDES` (default
-/// `51,100`) particles per side, 2 threads; medians of 9 rounds of `DRAPE_PERF_REPS`
-/// (default 200) calls.
+/// `51,100`) particles per side, 2 threads; medians of `DRAPE_PERF_ROUNDS` (default 9)
+/// rounds of `DRAPE_PERF_REPS` (default 200) calls.
 #[test]
 #[ignore]
 fn deflation_report() {
     use crate::linalg::deflation::Deflation;
     use crate::Vec3;
-    let reps: usize = env_or("DRAPE_PERF_REPS", 200);
-    let sides: String = env_or("DRAPE_PERF_SIDES", "51,100".to_string());
-    let median_us = |f: &mut dyn FnMut()| median_us(9, reps, f);
+    let knobs = PerfKnobs::from_env();
+    let (reps, rounds) = (knobs.reps.unwrap_or(200), knobs.rounds);
+    let median_us = |f: &mut dyn FnMut()| median_us(rounds, reps, f);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
         .build()
         .expect("thread pool");
-    for side in sides
-        .split(',')
-        .filter_map(|s| s.trim().parse::<usize>().ok())
-    {
+    for &side in &knobs.sides {
         pool.install(|| {
             let (system, x, filters) = crumpled_drape(side);
             let n = x.len();

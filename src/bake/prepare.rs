@@ -1,0 +1,190 @@
+//! From a selected scene and checked settings to a [`Bake`] ready to run: every output
+//! checked up front, one simulator per garment.
+//!
+//! Order of work, so that bad input costs no simulation time: the frame rate and range
+//! are resolved, every output is checked ([`cache::check_output`]: format, `$F` field,
+//! directory exists and is writable, no overwrite without `force`), then the cloth models
+//! are built and the simulators set up with their bodies and pin animations. The caches
+//! are opened only when the bake runs.
+use super::{Bake, CacheTransform, Track};
+use crate::cache;
+use crate::error::{Error, Result};
+use crate::io::scene_file::GarmentSettings;
+use crate::io::Selected;
+use crate::model::{ClothModel, UvScale};
+use crate::pipeline::{ForceModel, Integrator, Simulator, SolverParams};
+use crate::scene::{Garment, Material, UpAxis};
+use crate::Vec3;
+use std::path::{Path, PathBuf};
+
+/// Frames per second when neither the settings nor the scene give any.
+pub const DEFAULT_FPS: f64 = 24.0;
+
+/// Inclusive frame range when neither the settings nor the scene give any: two seconds
+/// at [`DEFAULT_FPS`].
+pub const DEFAULT_FRAMES: (i32, i32) = (1, 48);
+
+/// What a bake of a selected scene needs besides the scene; every field checked by the
+/// caller where it came from (flags, a scene file), resolved against the scene here.
+#[derive(Debug, Clone)]
+pub struct BakeSettings {
+    /// Material of the garments the scene file gives none. Default: cotton.
+    pub material: Material,
+    /// Metres per UV unit. Default: [`UvScale::Auto`] (each panel's UV area made equal to
+    /// its 3D area at the first frame).
+    pub uv_scale: UvScale,
+    /// Frames per second (> 0). Default (`None`): the scene's, else [`DEFAULT_FPS`].
+    pub fps: Option<f64>,
+    /// Inclusive frame range. Default (`None`): the scene's animation range, else
+    /// [`DEFAULT_FRAMES`].
+    pub frames: Option<(i32, i32)>,
+    /// Largest time step (s, > 0; capped at one frame); steps adapt below it (Baraff §7).
+    /// Default (`None`): the scene file's `solver.max_step`, else one frame.
+    pub max_step: Option<f64>,
+    /// Wind velocity (m/s) seen by air drag and lift; lift is on only with wind. Default:
+    /// none.
+    pub wind: Option<Vec3>,
+    /// Time integrator. Default: [`Integrator::Implicit`].
+    pub integrator: Integrator,
+    /// Force model. Default: [`ForceModel::Continuum`].
+    pub model: ForceModel,
+    /// Axis convention of the caches. Default (`None`): the scene's.
+    pub up: Option<UpAxis>,
+    /// Cache path, the extension picking the format; `{garment}` expands to each
+    /// garment's name. Default (`None`): the scene file's `out` of each garment, else
+    /// `<garment>.pc2` beside the scene.
+    pub out: Option<PathBuf>,
+    /// Overwrite existing caches. Default: false (an existing output is a usage error).
+    pub force: bool,
+}
+
+impl Default for BakeSettings {
+    fn default() -> Self {
+        BakeSettings {
+            material: Material::default(),
+            uv_scale: UvScale::Auto,
+            fps: None,
+            frames: None,
+            max_step: None,
+            wind: None,
+            integrator: Integrator::Implicit,
+            model: ForceModel::Continuum,
+            up: None,
+            out: None,
+            force: false,
+        }
+    }
+}
+
+impl<'a> Bake<'a> {
+    /// Checks the outputs and builds one simulator per garment of `selected`, read from
+    /// the scene file `scene` (its directory holds the default caches). The initial-state
+    /// warnings are kept for [`Bake::announce`].
+    pub fn prepare(scene: &Path, selected: &'a Selected, settings: &BakeSettings) -> Result<Self> {
+        let s = &selected.scene;
+        let fps = settings.fps.or(s.fps).unwrap_or(DEFAULT_FPS);
+        if !(fps.is_finite() && fps > 0.0) {
+            return Err(Error::usage(format!(
+                "--fps must be a positive number, got {fps}"
+            )));
+        }
+        let (first, last) = settings.frames.or(s.frame_range).unwrap_or(DEFAULT_FRAMES);
+        let dir = scene.parent().unwrap_or(Path::new(""));
+        let outputs = output_paths(
+            settings.out.as_deref(),
+            dir,
+            &s.garments,
+            &selected.garment_settings,
+        )?;
+        for out in &outputs {
+            cache::check_output(out, settings.force, (first, last))?;
+        }
+        let mut params = SolverParams::new(fps, s.up.vector());
+        if let Some(h) = settings.max_step.or(selected.max_step) {
+            if !(h.is_finite() && h > 0.0) {
+                return Err(Error::usage(format!(
+                    "--max-step must be a positive number, got {h}"
+                )));
+            }
+            params.max_step = h.min(1.0 / fps);
+        }
+        if let Some(w) = settings.wind {
+            params.wind = w;
+            params.lift = crate::pipeline::params::DEFAULT_LIFT;
+        }
+        params.integrator = settings.integrator;
+        params.model = settings.model;
+        let cache_up = settings.up.unwrap_or(s.up);
+
+        let mut tracks = Vec::new();
+        let mut warnings = Vec::new();
+        for (i, (garment, out)) in s.garments.iter().zip(outputs).enumerate() {
+            // A scene file may give each garment its own material.
+            let material =
+                match (selected.garment_settings.get(i)).and_then(|g| g.material.as_deref()) {
+                    Some(m) => Material::from_arg(m)?,
+                    None => settings.material.clone(),
+                };
+            let sim = simulator(garment, &material, settings.uv_scale, &params, first, fps)?
+                .with_bodies(&s.bodies, &material, f64::from(first), fps)?;
+            for w in sim.initial_warnings() {
+                warnings.push(format!("garment '{}': {w}", garment.name));
+            }
+            let transform = CacheTransform::new(garment, s.up, cache_up)?;
+            tracks.push(Track::new(garment, sim).with_cache(out, transform));
+        }
+        let mut bake = Bake::new(tracks, (first, last), fps, cache_up);
+        bake.warnings = warnings;
+        Ok(bake)
+    }
+}
+
+/// The simulator of `garment` before its bodies: its cloth model, material, pins and solver
+/// parameters, its pins following the garment's own animation from frame `first`.
+fn simulator(
+    garment: &Garment,
+    material: &Material,
+    uv_scale: UvScale,
+    params: &SolverParams,
+    first: i32,
+    fps: f64,
+) -> Result<Simulator> {
+    let model = ClothModel::build(garment, uv_scale, material.density)?;
+    let mut sim = Simulator::new(model, material, &garment.pin, params.clone());
+    if let Some(anim) = &garment.animation {
+        sim = sim.with_pin_animation(anim.clone(), f64::from(first), fps);
+    }
+    Ok(sim)
+}
+
+/// One output path per garment: `out` with `{garment}` expanded, else the scene file's
+/// `out` for that garment, else `<garment>.pc2` in `dir`. Two garments writing the same
+/// path is a usage error.
+pub(super) fn output_paths(
+    out: Option<&Path>,
+    dir: &Path,
+    garments: &[Garment],
+    settings: &[GarmentSettings],
+) -> Result<Vec<PathBuf>> {
+    let paths: Vec<PathBuf> = garments
+        .iter()
+        .enumerate()
+        .map(
+            |(i, g)| match (out, settings.get(i).and_then(|s| s.out.clone())) {
+                (Some(o), _) => PathBuf::from(o.to_string_lossy().replace("{garment}", &g.name)),
+                (None, Some(o)) => o,
+                (None, None) => dir.join(format!("{}.pc2", g.name)),
+            },
+        )
+        .collect();
+    for (i, p) in paths.iter().enumerate() {
+        if paths[..i].contains(p) {
+            return Err(Error::usage(format!(
+                "{} garments would write the same cache {}; put {{garment}} in the -o path",
+                garments.len(),
+                p.display()
+            )));
+        }
+    }
+    Ok(paths)
+}
