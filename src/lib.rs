@@ -39,6 +39,7 @@ pub mod model;
 pub mod parallel;
 pub mod pipeline;
 pub mod scene;
+pub mod stop;
 
 /// Every binary of the crate (the CLI, the benches, the tests) allocates through
 /// [`huge_pages::HugePageAlloc`]: the system allocator, with large arrays in huge pages.

@@ -1,5 +1,5 @@
 //! What a bake tells the outside while it runs ([`Observer`]) and how the outside asks it
-//! to stop ([`Stop`]).
+//! to stop ([`Stop`](crate::stop::Stop)).
 //!
 //! A bake announces itself once ([`Observer::start`]), then reports every frame as it is
 //! written ([`Observer::frame`]), warnings about its input or its partial caches
@@ -9,8 +9,6 @@
 //! timing of `drape bench`.
 use crate::pipeline::FrameStats;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 /// The garments of a bake as [`Observer::start`] announces them.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,26 +93,3 @@ pub trait Observer {
 
 /// An observer that ignores everything.
 impl Observer for () {}
-
-/// A request to stop a bake at the next frame boundary, shared between whoever asks (a
-/// signal handler, a time budget, a batch scheduler) and the frame loop, which reads it
-/// before simulating each frame. Clones share the same flag.
-#[derive(Debug, Clone, Default)]
-pub struct Stop(Arc<AtomicBool>);
-
-impl Stop {
-    /// A flag not yet raised.
-    pub fn new() -> Self {
-        Stop::default()
-    }
-
-    /// Asks the bake to stop after the frame it is working on.
-    pub fn request(&self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-
-    /// True once a stop was requested.
-    pub fn requested(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
-    }
-}

@@ -15,10 +15,12 @@
 //!        finish       partial files renamed over the outputs, Observer::done
 //! ```
 //!
-//! A stop ([`Stop`], read at every frame boundary) or a failure leaves every cache's
-//! partial file valid with the frames finished so far; [`Observer::kept`] and a warning
-//! per garment name them. A stopped bake keeps its state: calling [`Bake::run`] again
-//! continues with the next frame.
+//! A stop ([`Stop`], read at every frame boundary and, through every simulator, inside
+//! the frame: [`crate::stop`]) or a failure leaves every cache's partial file valid with
+//! the frames finished so far; [`Observer::kept`] and a warning per garment name them. A
+//! bake stopped at a frame boundary keeps its state: calling [`Bake::run`] again
+//! continues with the next frame. One stopped inside a frame abandons that frame and
+//! cannot continue.
 //!
 //! Keyframe control ([`crate::control`]) bakes its controlled run here
 //! ([`Track::control`]) and advances its optimiser's forward runs with the same
@@ -30,7 +32,8 @@ mod transform;
 #[cfg(test)]
 mod tests;
 
-pub use events::{sum, Frame, Observer, Outputs, Start, Stop};
+pub use crate::stop::Stop;
+pub use events::{sum, Frame, Observer, Outputs, Start};
 pub use prepare::{BakeSettings, DEFAULT_FPS, DEFAULT_FRAMES};
 pub use transform::CacheTransform;
 
@@ -149,6 +152,9 @@ pub struct Bake<'a> {
     /// Frames written so far (the first is frame `frames.0`).
     done: usize,
     finished: bool,
+    /// A stop came inside a frame: the simulators hold an unfinished frame and the bake
+    /// cannot continue.
+    abandoned: bool,
 }
 
 impl<'a> Bake<'a> {
@@ -164,6 +170,7 @@ impl<'a> Bake<'a> {
             announced: false,
             done: 0,
             finished: false,
+            abandoned: false,
         }
     }
 
@@ -225,14 +232,23 @@ impl<'a> Bake<'a> {
 
     /// Runs the frames not yet done: writes the first frame as given, then simulates and
     /// writes every later frame, and finishes the caches. Returns
-    /// [`Outcome::Stopped`] at the first frame boundary after `stop` is requested (run
-    /// again to continue); fails with the simulation's error (garment, frame and partial
+    /// [`Outcome::Stopped`] when `stop` is requested: at the next frame boundary (run
+    /// again to continue) or, when it comes inside a frame, within one stage of one step,
+    /// that frame abandoned (the bake cannot continue); fails with the simulation's error (garment, frame and partial
     /// cache named) or a cache's. On a stop or a failure every partial cache is reported
     /// ([`Observer::kept`]).
     pub fn run(&mut self, observer: &mut dyn Observer, stop: &Stop) -> Result<Outcome> {
         self.announce(observer);
         if self.finished {
             return Ok(Outcome::Finished);
+        }
+        if self.abandoned {
+            return Err(Error::Internal(
+                "a bake stopped inside a frame cannot continue".into(),
+            ));
+        }
+        for t in &mut self.tracks {
+            t.sim.set_stop(stop.clone());
         }
         self.open()?;
         match self.frames_loop(observer, stop) {
@@ -302,8 +318,16 @@ impl<'a> Bake<'a> {
             for t in &mut self.tracks {
                 let garment: &'a Garment = t.garment;
                 let forces = t.controls.get(interval).cloned();
-                let s = advance_frame(&mut t.sim, forces, fps)
-                    .map_err(|e| in_context(e, garment, t.writer(), frame, first))?;
+                let s = match advance_frame(&mut t.sim, forces, fps) {
+                    Ok(s) => s,
+                    // Stopped inside the frame: it is abandoned, the caches keep the
+                    // frames before it.
+                    Err(Error::Interrupted(_)) => {
+                        self.abandoned = true;
+                        return Ok(Some(frame - 1));
+                    }
+                    Err(e) => return Err(in_context(e, garment, t.writer(), frame, first)),
+                };
                 t.write(frame, first)?;
                 stats.push((garment.name.as_str(), s));
             }

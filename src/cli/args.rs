@@ -158,7 +158,9 @@ pub struct SimulateArgs {
     /// --wind). Default: none.
     #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true)]
     pub wind: Option<String>,
-    /// Worker threads. Default: all cores. Results are identical for any count.
+    /// Worker threads. Default: every processor this process may use (CPU affinity and
+    /// cgroup quotas count); more are capped to that, with a warning. Results are
+    /// identical for any count.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
     /// Progress display on stderr (stdout stays free for command output). A first
@@ -234,7 +236,7 @@ pub struct BenchArgs {
     /// Print JSON on stdout. Default: a readable table.
     #[arg(long)]
     pub json: bool,
-    /// Worker threads. Default: all cores.
+    /// Worker threads. Default: every processor this process may use; more are capped.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
 }

@@ -73,25 +73,35 @@ fn control(args: &ControlArgs, progress: &mut Progress, report: &mut Option<Repo
     let mut summaries = Vec::new();
     for (track, keys) in bake.tracks_mut().iter_mut().zip(&keys) {
         let name = track.garment.name.clone();
+        // Forward and adjoint passes stop inside a frame or a sweep on a signal.
+        track.sim.set_stop(interrupt::stop());
         let problem =
             ControlProblem::new(track.sim.clone(), keys, frames.0, fps, settings.clone())?;
-        let solution = problem.optimise(&lbfgs, |it| {
-            let b = &it.breakdown;
-            progress.iteration(&name, it.iteration, iterations, b.total(), b.keyframe_error);
-            if let Some(r) = report.as_mut() {
-                r.iteration(json!({
-                    "garment": name, "iteration": it.iteration, "objective": b.total(),
-                    "keyframe_error": b.keyframe_error, "force_term": b.forces,
-                    "gradient_norm": it.gradient_norm, "evaluations": it.evaluations,
-                    "seconds": it.seconds,
-                }));
-            }
-            if interrupt::requested() {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        })?;
+        let solution = problem
+            .optimise(&lbfgs, |it| {
+                let b = &it.breakdown;
+                progress.iteration(&name, it.iteration, iterations, b.total(), b.keyframe_error);
+                if let Some(r) = report.as_mut() {
+                    r.iteration(json!({
+                        "garment": name, "iteration": it.iteration, "objective": b.total(),
+                        "keyframe_error": b.keyframe_error, "force_term": b.forces,
+                        "gradient_norm": it.gradient_norm, "evaluations": it.evaluations,
+                        "seconds": it.seconds,
+                    }));
+                }
+                if interrupt::requested() {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            })
+            .map_err(|e| match e {
+                Error::Interrupted(_) => Error::Interrupted(format!(
+                    "stopped by a signal while optimising garment '{name}'; no cache was written \
+                 (the controlled cache is baked after the optimisation)"
+                )),
+                e => e,
+            })?;
         let objective = problem.objective();
         let forces = (0..objective.horizon())
             .map(|n| objective.forces(&solution.theta, n))

@@ -16,11 +16,12 @@ use crate::error::{Error, Result};
 
 /// Runs a parsed command line.
 pub fn run(cli: &Cli) -> Result<()> {
+    let json = json_errors(cli);
     match &cli.command {
-        Command::Simulate(a) => with_threads(a.threads, || simulate::run(a)),
-        Command::Control(a) => with_threads(a.sim.threads, || control::run(a)),
+        Command::Simulate(a) => with_threads(a.threads, json, || simulate::run(a)),
+        Command::Control(a) => with_threads(a.sim.threads, json, || control::run(a)),
         Command::Inspect(a) => inspect::run(a),
-        Command::Bench(a) => with_threads(a.threads, || bench::run(a)),
+        Command::Bench(a) => with_threads(a.threads, json, || bench::run(a)),
     }
 }
 
@@ -41,20 +42,58 @@ pub fn json_requested(args: &[String]) -> bool {
         || args.iter().any(|a| a == "--progress=json")
 }
 
-/// Runs `f` on a rayon pool of `threads` workers (all cores when `None`).
-fn with_threads<T>(threads: Option<usize>, f: impl FnOnce() -> Result<T> + Send) -> Result<T>
+/// Runs `f` on a rayon pool of [`worker_threads`] workers.
+fn with_threads<T>(
+    threads: Option<usize>,
+    json: bool,
+    f: impl FnOnce() -> Result<T> + Send,
+) -> Result<T>
 where
     T: Send,
 {
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(n) = threads {
-        if n == 0 {
-            return Err(Error::usage("--threads must be at least 1"));
-        }
-        builder = builder.num_threads(n);
+    let available = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (n, warning) = worker_threads(threads, available)?;
+    if let Some(w) = warning {
+        progress::print_warning(json, &w);
     }
-    let pool = builder
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
         .build()
         .map_err(|e| Error::Internal(format!("cannot start worker threads: {e}")))?;
     pool.install(f)
+}
+
+/// The worker count for `--threads` when the process may use `available` processors
+/// (`std::thread::available_parallelism`: the machine's cores, less what the CPU affinity
+/// mask or a cgroup quota withholds): all of them by default; a larger request is capped
+/// to them, with a warning, since more threads than processors only make the workers
+/// wait for each other (the caches are the same for any count).
+fn worker_threads(threads: Option<usize>, available: usize) -> Result<(usize, Option<String>)> {
+    match threads {
+        None => Ok((available, None)),
+        Some(0) => Err(Error::usage("--threads must be at least 1")),
+        Some(n) if n > available => Ok((
+            available,
+            Some(format!(
+                "--threads {n} is more than the {available} processors this process may use; \
+                 using {available}"
+            )),
+        )),
+        Some(n) => Ok((n, None)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::worker_threads;
+
+    #[test]
+    fn threads_default_to_the_available_processors_and_are_capped_to_them() {
+        assert_eq!(worker_threads(None, 2).unwrap(), (2, None));
+        assert_eq!(worker_threads(Some(1), 2).unwrap(), (1, None));
+        let (n, warning) = worker_threads(Some(100_000), 2).unwrap();
+        assert_eq!(n, 2);
+        assert!(warning.unwrap().contains("--threads 100000"));
+        assert!(worker_threads(Some(0), 2).is_err());
+    }
 }

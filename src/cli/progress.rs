@@ -175,6 +175,16 @@ fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
+/// Prints a warning found before a progress display exists (a flag's value adjusted): a
+/// JSON event in JSON mode, else `warning: ...` on stderr.
+pub fn print_warning(json_mode: bool, message: &str) {
+    if json_mode {
+        eprintln!("{}", json!({"event": "warning", "message": message}));
+    } else {
+        eprintln!("warning: {message}");
+    }
+}
+
 /// Prints an error once: a JSON event in JSON mode, else `error: ...` on stderr.
 pub fn print_error(json_mode: bool, code: i32, message: &str) {
     if json_mode {

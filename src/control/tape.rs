@@ -153,6 +153,12 @@ pub fn backward(
                 lv.iter_mut().zip(gv).for_each(|(l, g)| *l += g);
             }
             du.iter_mut().for_each(|d| *d = Vec3::zeros());
+            // The adjoint of one frame interval is a few solves: a stop waits for no more.
+            if template.stop().requested() {
+                return Err(crate::Error::Interrupted(
+                    "stopped by a request during an adjoint sweep".into(),
+                ));
+            }
             for rec in steps.iter().rev() {
                 solver.step(rec, model, params, &mut lx, &mut lv, &mut du);
             }

@@ -24,6 +24,9 @@ impl Simulator {
         self.collision.held.clear();
         // Stop when the remainder is a rounding residue of the frame length.
         while end - self.state.time > 1e-9 * duration.max(1e-12) {
+            if self.stop.requested() {
+                return Err(self.interrupted());
+            }
             let h = self.choose_step(end - self.state.time);
             match self.step(h, &mut stats) {
                 Ok(()) => {
@@ -31,6 +34,7 @@ impl Simulator {
                     stats.steps += 1;
                     stats.min_step = stats.min_step.min(h);
                 }
+                Err(Rejection::Stopped) => return Err(self.interrupted()),
                 Err(why) => {
                     stats.rejections += 1;
                     if !self.step_rejected(h) {
@@ -75,6 +79,24 @@ impl Simulator {
         }
     }
 
+    /// The error of a frame abandoned on a stop request.
+    fn interrupted(&self) -> Error {
+        Error::Interrupted(format!(
+            "stopped by a request at t = {:.4} s, inside a frame (that frame is not kept)",
+            self.state.time
+        ))
+    }
+
+    /// Err([`Rejection::Stopped`]) once a stop was requested: polled between the stages
+    /// of a step, so that a stop never waits for a whole step of a large garment.
+    pub(super) fn check_stop(&self) -> Result<(), Rejection> {
+        if self.stop.requested() {
+            Err(Rejection::Stopped)
+        } else {
+            Ok(())
+        }
+    }
+
     /// The error of a step that kept being rejected for `why` down to the minimum step.
     fn failure(&self, why: Rejection) -> Error {
         Error::Simulation(format!(
@@ -96,6 +118,7 @@ impl Rejection {
             Rejection::Stretch => "the cloth stretch kept jumping",
             Rejection::Contact => "cloth kept ending up inside a body",
             Rejection::SelfCrossing => "the cloth kept passing through itself",
+            Rejection::Stopped => "a stop was requested",
         }
     }
 }

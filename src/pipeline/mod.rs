@@ -54,6 +54,7 @@ use crate::forces::JacobianMode;
 use crate::linalg::pcg::{Constraint, PcgScratch};
 use crate::model::ClothModel;
 use crate::scene::{Animation, Body, Material};
+use crate::stop::Stop;
 use crate::Vec3;
 use assemble::System;
 use integrators::IntegratorState;
@@ -121,6 +122,9 @@ pub struct Simulator {
     run: RunMode,
     /// Figures of the last steps, reported in [`FrameStats`] or read by step control.
     diagnostics: Diagnostics,
+    /// A request to stop, polled before each step attempt, between a step's stages and in
+    /// the PCG ([`crate::stop`]); never raised unless [`Simulator::set_stop`] shares one.
+    stop: Stop,
 }
 
 /// The cloth's state.
@@ -214,6 +218,8 @@ enum Rejection {
     Contact,
     /// A particle passed through the cloth.
     SelfCrossing,
+    /// A stop was requested ([`crate::stop`]): the frame is abandoned, not retried.
+    Stopped,
 }
 
 impl Simulator {
@@ -272,6 +278,7 @@ impl Simulator {
             integrator,
             run: RunMode::Plain,
             diagnostics: Diagnostics::default(),
+            stop: Stop::new(),
             model,
         }
     }
@@ -324,6 +331,19 @@ impl Simulator {
             ));
         }
         warnings
+    }
+
+    /// Shares `stop` with this simulator (and its clones): once it is requested,
+    /// [`Simulator::advance`] ends within one stage of one step with
+    /// [`Error::Interrupted`](crate::Error::Interrupted) and the frame is abandoned (the
+    /// state is then that of an unfinished frame: not to be written or continued).
+    pub fn set_stop(&mut self, stop: Stop) {
+        self.stop = stop;
+    }
+
+    /// The stop request this simulator polls.
+    pub fn stop(&self) -> &Stop {
+        &self.stop
     }
 
     /// Sets external forces `f` (N, one per particle) applied at every following step,

@@ -37,8 +37,11 @@ impl Simulator {
         let hs = self.begin_bdf2(h);
         self.constrain_pins(h, hs, f1);
         self.detect_collisions(h, stats);
+        self.check_stop()?;
         self.finish_bdf2_terms();
         let result = self.solve_step(hs, stats);
+        // A stopped PCG returns early, unconverged: never accept its step.
+        self.check_stop()?;
         if !result.converged {
             return Err(Rejection::Solve);
         }
