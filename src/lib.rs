@@ -30,6 +30,7 @@ pub mod fixtures;
 #[allow(dead_code)]
 pub(crate) mod fixtures;
 pub mod forces;
+pub mod format;
 pub mod huge_pages;
 pub mod io;
 pub mod linalg;
