@@ -35,7 +35,7 @@ pub mod huge_pages;
 pub mod io;
 pub mod linalg;
 pub mod model;
-pub mod parallel;
+pub(crate) mod parallel;
 pub mod pipeline;
 pub mod scene;
 
