@@ -3,16 +3,19 @@
 //! A step at 10,000 particles walks some 30 MB of arrays (the 9 MB system matrix, the
 //! IC(0) factor in double and single precision, the assembly plan, the collision
 //! hierarchies): more than the second-level TLB of one core maps in 4 KB pages (3,072
-//! entries, 12 MB, on this machine's EPYC, Zen 4). Linux backs memory with 2 MB pages only
+//! entries, 12 MB, on a Zen 4 EPYC). Linux backs memory with 2 MB pages only
 //! where asked (`/sys/kernel/mm/transparent_hugepage/enabled` is `madvise` on Debian and
 //! most distributions), so the whole 2 MB pages inside every block of 2 MB (`HUGE`) or
 //! more are marked `MADV_HUGEPAGE` when the block is allocated or moved. Nothing else
 //! changes: the same allocations, the same bytes, the same results. Where transparent huge
 //! pages are off (`never`), or off Linux, the mark does nothing.
 //!
-//! Measured on the 10,000-vertex sheet on the sphere (60 frames, 2 threads): 22 MB of the
-//! run's 72 MB resident in huge pages, and the run about 2.5% faster in the mean of 24
-//! alternating pairs (README, the seventeenth session). The caches are byte-identical.
+//! On the 10,000-vertex sheet draped over the sphere about 22 MB of the run's 72 MB resident
+//! memory lies in huge pages, and the run is about 2.5% faster; the caches are
+//! byte-identical with or without it.
+//!
+//! The library installs no allocator: the `drape` binary sets this one as its
+//! `#[global_allocator]`, and any other program using the library may do the same.
 use std::alloc::{GlobalAlloc, Layout, System};
 
 /// Size of a transparent huge page on x86-64 Linux (and aarch64 with 4 KB pages), bytes.

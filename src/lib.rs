@@ -30,21 +30,23 @@ pub mod cli;
 pub mod collision;
 pub mod control;
 pub mod error;
+#[cfg(feature = "dev")]
 pub mod fixtures;
+// Without `dev`, only the procedural sheet and bodies of `drape bench` are built, for the
+// crate's own use; the generators only tests use are then unused.
+#[cfg(not(feature = "dev"))]
+#[allow(dead_code)]
+pub(crate) mod fixtures;
 pub mod forces;
+pub mod format;
 pub mod huge_pages;
 pub mod io;
 pub mod linalg;
 pub mod model;
-pub mod parallel;
+pub(crate) mod parallel;
 pub mod pipeline;
 pub mod scene;
 pub mod stop;
-
-/// Every binary of the crate (the CLI, the benches, the tests) allocates through
-/// [`huge_pages::HugePageAlloc`]: the system allocator, with large arrays in huge pages.
-#[global_allocator]
-static ALLOCATOR: huge_pages::HugePageAlloc = huge_pages::HugePageAlloc;
 
 pub use error::{Error, Result};
 

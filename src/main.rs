@@ -2,6 +2,12 @@
 use clap::error::ErrorKind;
 use clap::Parser;
 
+/// The binary allocates through [`drape::huge_pages::HugePageAlloc`]: the system allocator,
+/// with large arrays in transparent huge pages. The library installs no allocator; a program
+/// using it chooses its own.
+#[global_allocator]
+static ALLOCATOR: drape::huge_pages::HugePageAlloc = drape::huge_pages::HugePageAlloc;
+
 fn main() {
     let cli = match drape::cli::Cli::try_parse() {
         Ok(cli) => cli,

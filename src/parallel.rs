@@ -5,7 +5,7 @@
 //! `a` while another worker steals `b`; a caller that finishes `a` first waits in rayon's
 //! idle loop, which after 32 rounds of `sched_yield` goes to sleep on a futex, and the
 //! worker finishing `b` must then wake it: a system call and a cross-core interrupt,
-//! tens of microseconds in this virtual machine. The other workers already never sleep
+//! tens of microseconds on a virtual machine. The other workers already never sleep
 //! during a frame ([`crate::pipeline::workers`]); [`join`] keeps the caller awake too:
 //! once `a` is done and `b` has started elsewhere, it looks for other work
 //! ([`rayon::yield_now`], as rayon's own wait does) and otherwise spins until `b` is done.

@@ -28,9 +28,9 @@
 //! next frame starts; [`CacheWriter::finish`] renames every frame file to its final name at
 //! the end, so an interrupted or failed bake leaves the finished frames as
 //! `shirt.0001.geo.partial`, ... and never mixes them into an existing sequence.
-use super::text::{bounds, check_finite, f32_text, to_f32};
 use super::{partial_path, write_error, CacheMeta, CacheWriter, FramePattern};
 use crate::error::{Error, Result};
+use crate::format::text::{bounds, check_finite, f32_text, to_f32};
 use crate::Vec3;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

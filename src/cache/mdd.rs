@@ -16,6 +16,7 @@
 //! cache), small next to the simulation of such a frame; PC2 appends instead.
 use super::{partial_path, write_error, CacheMeta, CacheWriter};
 use crate::error::{Error, Result};
+pub use crate::format::mdd::read;
 use crate::Vec3;
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
@@ -107,37 +108,4 @@ impl CacheWriter for MddWriter {
     fn frames_written(&self) -> usize {
         self.frames
     }
-}
-
-/// Reads an MDD file: (time of each frame in s, points of each frame). For tests and tools.
-pub fn read(path: &Path) -> Result<(Vec<f32>, Vec<super::pc2::Sample>)> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Error::input(path, None, format!("cannot read MDD file: {e}")))?;
-    let bad = |m: &str| Error::input(path, None, format!("not a valid MDD file: {m}"));
-    let word = |o: usize| -> Option<[u8; 4]> { bytes.get(o..o + 4)?.try_into().ok() };
-    let frames = word(0)
-        .map(i32::from_be_bytes)
-        .ok_or_else(|| bad("no header"))?;
-    let points = word(4)
-        .map(i32::from_be_bytes)
-        .ok_or_else(|| bad("no header"))?;
-    let frames = usize::try_from(frames).map_err(|_| bad("negative frame count"))?;
-    let points = usize::try_from(points).map_err(|_| bad("negative point count"))?;
-    if bytes.len() < 8 + frames * 4 + frames * points * 12 {
-        return Err(bad("file shorter than its header says"));
-    }
-    let f32_at = |o: usize| word(o).map(f32::from_be_bytes).unwrap_or(f32::NAN);
-    let times = (0..frames).map(|k| f32_at(8 + 4 * k)).collect();
-    let data = 8 + 4 * frames;
-    let samples = (0..frames)
-        .map(|f| {
-            (0..points)
-                .map(|p| {
-                    let o = data + (f * points + p) * 12;
-                    [f32_at(o), f32_at(o + 4), f32_at(o + 8)]
-                })
-                .collect()
-        })
-        .collect();
-    Ok((times, samples))
 }

@@ -21,19 +21,18 @@
 //!
 //! If a write fails part-way (a full disk), the writer cuts the partial file back to its
 //! last valid state before returning the error.
-pub mod frame_pattern;
 pub mod houdini_geo;
 pub mod mdd;
 pub mod pc2;
-pub mod text;
 pub mod usd;
 
 #[cfg(test)]
 mod tests;
 
-pub use frame_pattern::FramePattern;
+pub use crate::format::FramePattern;
 
 use crate::error::{Error, Result};
+use crate::format::text;
 use crate::scene::{Garment, OutputFaces, UpAxis};
 use crate::Vec3;
 use std::borrow::Cow;

@@ -95,8 +95,7 @@ impl CacheWriter for Pc2Writer {
     }
 }
 
-/// Points of one cache sample, as stored (f32).
-pub type Sample = Vec<[f32; 3]>;
+pub use crate::format::Sample;
 
 /// Reads a PC2 file: (start frame, sampling, samples). Used by tests and tools.
 pub fn read(path: &Path) -> Result<(f32, f32, Vec<Sample>)> {

@@ -25,7 +25,7 @@
 //! }
 //! ```
 //! Time codes are frame numbers. Points are object-local, f32 values written as the
-//! shortest decimal that reads back exactly ([`super::text`]), so a `.usda` holds the same
+//! shortest decimal that reads back exactly ([`crate::format::text`]), so a `.usda` holds the same
 //! numbers as a PC2 of the same bake.
 //!
 //! The partial file is valid after every frame without being rewritten: the points sample
@@ -33,9 +33,9 @@
 //! of the lines of spaces reserved for every frame when the file was created (whitespace
 //! is insignificant in `.usda`); `endTimeCode` is overwritten in its fixed-width field.
 //! Cost per frame: that frame's text only.
-use super::text::{bounds, check_finite, f32_text, to_f32, F32_TEXT_MAX};
 use super::{partial_path, write_error, CacheMeta, CacheWriter};
 use crate::error::{Error, Result};
+use crate::format::text::{bounds, check_finite, f32_text, to_f32, F32_TEXT_MAX};
 use crate::scene::UpAxis;
 use crate::Vec3;
 use std::fmt::Write as _;

@@ -10,9 +10,10 @@ use super::interrupt;
 use super::progress::Progress;
 use super::report::Report;
 use super::simulate::{load, prepare, run_bake, run_command, Watch};
-use crate::control::keyframes::{self, Keyframe};
+use crate::control::keyframes::Keyframe;
 use crate::control::problem::{optimiser_settings, ControlProblem, ControlSettings};
 use crate::error::{Error, Result};
+use crate::io::keyframes;
 use serde_json::json;
 use std::ops::ControlFlow;
 

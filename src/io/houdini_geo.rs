@@ -21,8 +21,8 @@ pub mod write;
 #[path = "houdini_geo/tests.rs"]
 mod tests;
 
-use crate::cache::FramePattern;
 use crate::error::{Error, Result};
+use crate::format::FramePattern;
 use crate::io::objects::{stem_name, Imported, ImportedMesh};
 use crate::scene::{Animation, OutputFaces, UpAxis};
 use crate::{Mat3, Vec2, Vec3};

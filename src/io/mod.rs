@@ -11,6 +11,7 @@
 //! with `--garment`) and bodies (every other mesh).
 pub mod gltf;
 pub mod houdini_geo;
+pub mod keyframes;
 pub mod objects;
 pub mod scene_file;
 pub mod usd;

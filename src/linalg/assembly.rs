@@ -15,10 +15,8 @@
 //! ```
 //! The split depends on the mesh only, so every slot is summed in one fixed order
 //! whichever thread computes an element: bit-identical for any thread count, and no
-//! per-element buffer exists (at 2,601 particles the buffers were 12 MB written and read
-//! back per assembly). A block walks its own rows in mesh order, where the colours each
-//! swept the whole matrix: at 10,000 particles (9 MB of blocks) one assembly took 51 ms
-//! on one thread and 42 ms on two by colours alone.
+//! per-element buffer is written and read back. A block walks its own rows in mesh order,
+//! where colours alone would sweep the whole matrix once per colour.
 //!
 //! **Gather** (the reference the scatter is tested against): elements write their blocks
 //! into flat per-element buffers; for every matrix slot and every particle the plan sums
@@ -446,8 +444,8 @@ impl AssemblyPlan {
     ///                         + (b's range elements) + (b's rest colours)
     /// ```
     /// The separate calls clear the matrix in a pass of their own and walk every range
-    /// twice. At 10,000 particles (9 MB of blocks, 2 MB of L2 per core) the hinges' walk
-    /// read every row back from L3: see the README's sixteenth session.
+    /// twice. At 10,000 particles (9 MB of blocks, 2 MB of L2 per core) the second walk
+    /// reads every row back from L3.
     ///
     /// # Panics
     /// If `a` or `b` is out of range, an arity exceeds [`MAX_SCATTER_ARITY`], or `out`,

@@ -123,11 +123,8 @@ pub const MAX_BLOCKS: usize = 64;
 /// Two threads then take equal shares of the ranges. With an odd count one of them has a
 /// range more: at 10,000 particles 5 of 9, and the other waited for it in every
 /// assembly. The count depends on `n` only, never on the thread count (the sums' order,
-/// and so the results, depend on the split). One assembly of the crumpled
-/// 10,000-particle sheet on 2 threads (`linalg::tests::perf::assembly_report`, 400 each,
-/// two runs, triangles and hinges in one pass): 7.55 / 7.83 ms with 9 ranges, 7.31 /
-/// 7.02 with 8 (and 7.08 / 7.00 with 10; rounding down keeps the ranges at a megabyte
-/// or more).
+/// and so the results, depend on the split). Rounding down keeps the ranges at a
+/// megabyte or more; `linalg::tests::perf::assembly_report` times an assembly.
 pub fn range_count(n: usize) -> usize {
     let ranges = n / BLOCK_PARTICLES;
     (ranges - (ranges & 1)).clamp(1, MAX_BLOCKS)

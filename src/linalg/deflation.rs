@@ -40,17 +40,11 @@
 //!
 //! Aggregates are grown once per block pattern (`aggregates`): the [`RINGS`]-ring
 //! neighbourhoods of seeds whose neighbourhood is still unassigned, then the particles
-//! left over join a neighbouring aggregate. Measured (one run each, with the first,
-//! DEF1 form of this module) on the fig.-1 drape at 10,000 particles (12 frames): one
-//! ring, 850 aggregates, 49 CG per step; two rings, 281
-//! aggregates, 67 CG per step, yet 413 against 609 ms per frame: the coarse solve of the
-//! first costs 0.19 ms per iteration against 0.03 ms, and its factorisation 5 ms per
-//! step against 0.7 ms. Hence two rings, whose coarse system also grows more slowly.
-//! Adding the three rotations of each aggregate about its centroid (six coarse unknowns
-//! per aggregate) cut the iterations of that drape by another quarter
-//! (2,601 particles: 47 → 34 CG per step) but not on the sheets resting on a sphere or
-//! the skirt, and made fig. 1 slower (66 → 78 ms per frame), so the space holds
-//! translations only.
+//! left over join a neighbouring aggregate. One ring would give about three times as many
+//! aggregates and fewer iterations, but a coarse solve and factorisation several times
+//! dearer per step; two rings also keep the coarse system growing slowly. The space holds
+//! the translations of each aggregate only: adding its rotations doubles the coarse
+//! unknowns and does not pay on the drape, the sheets resting on a sphere or the skirt.
 //!
 //! Implementation: per pattern, the slot of `Ã Z` (row `i`, aggregate `J`) of every slot
 //! of `A` and the slot of `E` of every slot of `Ã Z`; per solve, `Ã Z` row by row in
@@ -76,30 +70,16 @@ use aggregates::aggregates;
 /// at the looser [`SolverParams::cg_deflated_tolerance`](crate::pipeline::SolverParams).
 /// Below it the coarse work of each step and iteration (the coarse factor, two coarse
 /// solves and the products with `Ã Z` per iteration) costs about what the saved
-/// iterations do. Measured with IC(0) (`linalg::tests::perf::perf_report`, 24 frames, 2
-/// threads, two runs each, undeflated at 1e-5 → deflated at 3e-3): at 1,296 particles
-/// the fig.-1 drape 52.7, 54.7 → 52.1, 50.8 ms/frame (41.2 → 9.5 CG per step) and the
-/// two-corner sheet 43.8, 42.5 → 42.5, 26.8 (37.6 → 5.4); at 2,601 the drape 119, 108 →
-/// 116, 94 (55.0 → 13.2) and the sheet 126, 91 → 70, 67 (80.9 → 10.8); the 2,500-vertex
-/// sheet falling on a sphere (`scripts/bench-vs-blender.sh`'s scene, 60 frames)
-/// 101, 103 → 75, 78 ms/frame (70.7 → 11.5 CG per solve, peak edge stretch 2.44 →
-/// 1.87%). That sheet then rests at 4 steps per frame instead of 2 (4.12 against 2.62
-/// over the run, 17 against 24 rejections): its growth to 1/48 s fails Baraff's stretch
-/// check next to its body contacts, and solving those steps again to 1e-5 does not save
-/// them (the state differs, not the solve); measured again back to back with the
-/// undeflated code, 78.6, 97.4 → 82.7, 82.7 ms/frame. At the old common tolerance 1e-5
-/// deflation paid only from about 5,000 particles (the 2,500-vertex sheet 54–57 → 60–65
-/// ms/frame, the 2,601-particle drape 66 → 70), so this was 4,000 then.
+/// iterations do (`linalg::tests::perf::perf_report` measures both sides). Deflated solves
+/// stop at the looser tolerance; a sheet resting on a body may then take more steps per
+/// frame, its larger steps failing Baraff's stretch check next to the contacts.
 pub const MIN_PARTICLES: usize = 2000;
 
 /// Relative tolerance below which every iteration also projects `q` (module doc). The
 /// projection removes rounding only: it kept solves to 1e-13 and the adjoint's solves
 /// from stalling, but a solve stopped at the simulator's deflated tolerance (1e-2) has
 /// not run long enough for that rounding to tell, and skips it (a restriction, a coarse
-/// solve and a product with `Ã Z` per iteration). Measured on the fig.-1 drape
-/// (`linalg::tests::perf::perf_report`, 2 threads, runs alternating): 2,601 particles
-/// 53.5, 52.3, 51.3 → 52.0, 49.9, 51.0 ms/frame at 14.4 CG per step either way; 10,000
-/// particles (10 frames) 261.9, 263.8 → 252.8, 248.1 ms/frame, 22.8 → 22.7 CG per step.
+/// solve and a product with `Ã Z` per iteration) at the same iteration count.
 /// `linalg::tests::deflation` checks the true residual of such a solve.
 pub const PROJECT_PRODUCTS_BELOW: f64 = 1e-4;
 

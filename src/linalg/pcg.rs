@@ -54,7 +54,9 @@ use rayon::prelude::*;
 use std::sync::Arc;
 
 mod jacobi;
+mod triangular;
 use jacobi::{jacobi_start, jacobi_update};
+use triangular::Triangular;
 
 /// Constraint of one particle: the filter `S_i` (projection on its free directions) and the
 /// prescribed velocity change `z_i` in its constrained directions (`(I − S_i) z_i = z_i`).
@@ -320,7 +322,9 @@ pub fn modified_pcg_with(
     }
 }
 
-/// One run of [`modified_pcg_with`].
+/// One run of [`modified_pcg_with`]: the module doc's algorithm line by line, each stage a
+/// function of its own (the fused passes of block Jacobi in [`jacobi`], those of a
+/// triangular preconditioner in [`triangular`]).
 fn solve(
     a: &BlockCsr,
     b: &[Vec3],
@@ -354,54 +358,17 @@ fn solve(
     for v in [&mut *r, &mut *c, &mut *q, &mut *s] {
         v.resize(n, Vec3::zeros());
     }
-    factor.stats = Default::default();
-    // The deflation's set-up does not depend on the factor: when an incomplete factor is
-    // coming, the two run side by side, each one's serial parts (the separator rows, the
-    // coarse matrix and its Cholesky factor) beside the other's parallel ones.
-    let beside = settings.deflation
-        && preconditioner != Preconditioner::BlockJacobi
-        && !factor.wants_complete(n, preconditioner);
-    let (triangular, prepared) = if beside {
-        let (triangular, prepared) = parallel::join(
-            || factor.factor(a, |i| f.matrix(i), preconditioner),
-            || deflation.prepare(a, |i| f.matrix(i)),
-        );
-        (triangular, Some(prepared))
-    } else {
-        (factor.factor(a, |i| f.matrix(i), preconditioner), None)
+    let (triangular, deflate) =
+        factor_preconditioner(a, f, settings, preconditioner, factor, deflation, inv_diag);
+    let mut tri = Triangular {
+        factor,
+        deflation,
+        deflate,
+        inv_diag,
+        f,
     };
-    // (A complete factor solves in one or two iterations: nothing to deflate.)
-    let deflate = triangular
-        && settings.deflation
-        && !factor.stats.complete
-        && prepared.unwrap_or_else(|| deflation.prepare(a, |i| f.matrix(i)));
-    if !deflate {
-        deflation.deactivate();
-    }
-    // The block-Jacobi inverse: the preconditioner of Baraff's method, and the norm of the
-    // stopping rule for every preconditioner.
-    inv_diag.resize(n, Mat3::zeros());
-    parallel::fill(inv_diag, CHUNK, |i| spd_inverse_or_diagonal(&a.diagonal(i)));
 
-    // Line 2: Δv = z (free particles have no constrained direction: z = 0), or with a warm
-    // start Δv = S dv + z.
-    if settings.warm_start {
-        dv.par_iter_mut().enumerate().for_each(|(i, x)| {
-            if !x.iter().all(|c| c.is_finite()) {
-                *x = Vec3::zeros();
-            }
-            *x = f.apply(i, *x);
-        });
-        for k in constraints {
-            dv[k.particle] += k.z;
-        }
-    } else {
-        dv.fill(Vec3::zeros());
-        for k in constraints {
-            dv[k.particle] = k.z;
-        }
-    }
-    let has_z = settings.warm_start || constraints.iter().any(|k| k.z != Vec3::zeros());
+    let has_z = start_iterate(settings, constraints, f, dv);
     if has_z {
         a.mul_vec(dv, q);
     }
@@ -411,41 +378,9 @@ fn solve(
     // (`rᵀ f(D⁻¹ r)`, D = diag blocks of A); `delta` drives the CG recurrences in the norm of
     // the chosen preconditioner. They coincide for block Jacobi.
     let (delta0, mut delta, mut measure) = if triangular {
-        // r = f(b − Az), then the sweeps s = P⁻¹ r, then c = f(s) with the reductions.
-        parallel::fill(r, CHUNK, |i| {
-            f.apply(i, if has_z { b[i] - q[i] } else { b[i] })
-        });
-        if deflate {
-            deflation.begin(r, dv, |i| f.matrix(i));
-        }
-        factor.apply(r, s, |_, x| x);
-        if deflate {
-            deflation.correct(s, r, |i| f.matrix(i));
-        }
-        parallel::chunks(
-            (&mut c[..], &s[..], &r[..]),
-            CHUNK,
-            partials3,
-            |k, (cc, sc, rc)| {
-                let (mut d0, mut d, mut m) = (0.0, 0.0, 0.0);
-                for (t, ((ci, si), ri)) in cc.iter_mut().zip(sc).zip(rc).enumerate() {
-                    let i = k * CHUNK + t;
-                    let fb = f.apply(i, b[i]);
-                    d0 += fb.dot(&(inv_diag[i] * fb));
-                    *ci = f.apply(i, *si);
-                    d += ri.dot(ci);
-                    m += ri.dot(&f.apply(i, inv_diag[i] * ri));
-                }
-                (d0, d, m)
-            },
-        );
-        partials3
-            .iter()
-            .fold((0.0, 0.0, 0.0), |(s0, s1, s2), &(p0, p1, p2)| {
-                (s0 + p0, s1 + p1, s2 + p2)
-            })
+        tri.start(b, q, has_z, dv, r, s, c, partials3)
     } else {
-        let (delta0, delta) = jacobi_start(b, q, inv_diag, f, has_z, r, c, partials2);
+        let (delta0, delta) = jacobi_start(b, q, tri.inv_diag, f, has_z, r, c, partials2);
         (delta0, delta, delta)
     };
 
@@ -482,23 +417,13 @@ fn solve(
             break false;
         }
         // Lines 8-9: q = f(A c), α = δ / cᵀq.
-        parallel::chunks(&mut q[..], CHUNK, partials, |k, qc: &mut [Vec3]| {
-            let mut acc = 0.0;
-            a.mul_rows(k * CHUNK, c, qc);
-            for (t, qi) in qc.iter_mut().enumerate() {
-                let i = k * CHUNK + t;
-                *qi = f.apply(i, *qi);
-                acc += c[i].dot(qi);
-            }
-            acc
-        });
-        let cq = sum_in_order(partials);
+        let cq = filtered_product(a, c, f, q, partials);
         // q ← P_D q, fused into the update of r below: keeps r orthogonal to the coarse
         // space against rounding (q's coarse part is rounding, c being Ã-orthogonal to
         // it, so cᵀq stands); only for tight solves, where that rounding tells.
         let project_q = deflate && settings.tolerance < PROJECT_PRODUCTS_BELOW;
         if project_q {
-            deflation.product_coefficients(q);
+            tri.deflation.product_coefficients(q);
         }
         let alpha = delta / cq;
         if !(cq > 0.0 && cq.is_finite() && alpha.is_finite()) {
@@ -507,34 +432,11 @@ fn solve(
         // Lines 10-14 fused: Δv += αc, r −= αq, s = P⁻¹r, δ = rᵀs (the sweeps of a
         // triangular P⁻¹ after the element-wise pass).
         let delta_new = if triangular {
-            let coarse = &*deflation;
-            let parts = (&mut dv[..], &mut r[..], &c[..], &q[..]);
-            parallel::chunks(parts, CHUNK, partials, |k, (dvc, rc, cc, qc)| {
-                let mut m = 0.0;
-                let it = dvc.iter_mut().zip(rc.iter_mut()).zip(cc).zip(qc);
-                for (t, (((dvi, ri), ci), qi)) in it.enumerate() {
-                    let i = k * CHUNK + t;
-                    *dvi += alpha * ci;
-                    *ri -= alpha
-                        * if project_q {
-                            qi - coarse.az_row(i)
-                        } else {
-                            *qi
-                        };
-                    m += ri.dot(&f.apply(i, inv_diag[i] * *ri));
-                }
-                m
-            });
-            measure = sum_in_order(partials);
-            let d = factor.apply(r, s, |i, x| f.apply(i, x));
-            if deflate {
-                // s ← P_Dᵀ s, fused into the update of c below.
-                d - deflation.correction_coefficients(s, r)
-            } else {
-                d
-            }
+            let (d, m) = tri.update(alpha, project_q, dv, r, s, c, q, partials);
+            measure = m;
+            d
         } else {
-            let d = jacobi_update(alpha, dv, r, s, c, q, inv_diag, partials);
+            let d = jacobi_update(alpha, dv, r, s, c, q, tri.inv_diag, partials);
             measure = d;
             d
         };
@@ -545,17 +447,115 @@ fn solve(
         // Line 15: c = f(s + (δ_new/δ_old) c).
         let beta = delta_new / delta;
         delta = delta_new;
-        let coarse = &*deflation;
-        parallel::for_each_chunk((&mut c[..], &s[..]), CHUNK, |k, (cc, sc)| {
-            for (t, (ci, si)) in cc.iter_mut().zip(sc).enumerate() {
-                let i = k * CHUNK + t;
-                *ci = f.apply(i, si - coarse.basis_row(i) + beta * *ci);
-            }
-        });
+        next_direction(beta, s, f, tri.deflation, c);
     };
     PcgResult {
         iterations,
         relative_residual: (measure / reference).max(0.0).sqrt(),
         converged,
     }
+}
+
+/// Factors the preconditioner for `a` (and, deflated, sets up the coarse space beside an
+/// incomplete factor) and inverts the diagonal blocks into `inv_diag`: the block-Jacobi
+/// preconditioner of Baraff's method and the norm of the stopping rule for every
+/// preconditioner. Returns `(triangular, deflate)`: whether `P` is a triangular factor, and
+/// whether the solve is deflated.
+fn factor_preconditioner(
+    a: &BlockCsr,
+    f: Filter,
+    settings: &PcgSettings,
+    preconditioner: Preconditioner,
+    factor: &mut TriangularFactor,
+    deflation: &mut Deflation,
+    inv_diag: &mut Vec<Mat3>,
+) -> (bool, bool) {
+    let n = a.n();
+    factor.stats = Default::default();
+    // The deflation's set-up does not depend on the factor: when an incomplete factor is
+    // coming, the two run side by side, each one's serial parts (the separator rows, the
+    // coarse matrix and its Cholesky factor) beside the other's parallel ones.
+    let beside = settings.deflation
+        && preconditioner != Preconditioner::BlockJacobi
+        && !factor.wants_complete(n, preconditioner);
+    let (triangular, prepared) = if beside {
+        let (triangular, prepared) = parallel::join(
+            || factor.factor(a, |i| f.matrix(i), preconditioner),
+            || deflation.prepare(a, |i| f.matrix(i)),
+        );
+        (triangular, Some(prepared))
+    } else {
+        (factor.factor(a, |i| f.matrix(i), preconditioner), None)
+    };
+    // (A complete factor solves in one or two iterations: nothing to deflate.)
+    let deflate = triangular
+        && settings.deflation
+        && !factor.stats.complete
+        && prepared.unwrap_or_else(|| deflation.prepare(a, |i| f.matrix(i)));
+    if !deflate {
+        deflation.deactivate();
+    }
+    inv_diag.resize(n, Mat3::zeros());
+    parallel::fill(inv_diag, CHUNK, |i| spd_inverse_or_diagonal(&a.diagonal(i)));
+    (triangular, deflate)
+}
+
+/// Line 2: `Δv = z` (free particles have no constrained direction: z = 0), or with a warm
+/// start `Δv = S dv + z` (non-finite entries of `dv` taken as 0). Returns whether `Δv` may
+/// be non-zero, i.e. whether `A Δv` has to be computed.
+fn start_iterate(
+    settings: &PcgSettings,
+    constraints: &[Constraint],
+    f: Filter,
+    dv: &mut [Vec3],
+) -> bool {
+    if settings.warm_start {
+        dv.par_iter_mut().enumerate().for_each(|(i, x)| {
+            if !x.iter().all(|c| c.is_finite()) {
+                *x = Vec3::zeros();
+            }
+            *x = f.apply(i, *x);
+        });
+        for k in constraints {
+            dv[k.particle] += k.z;
+        }
+    } else {
+        dv.fill(Vec3::zeros());
+        for k in constraints {
+            dv[k.particle] = k.z;
+        }
+    }
+    settings.warm_start || constraints.iter().any(|k| k.z != Vec3::zeros())
+}
+
+/// Lines 8-9's product: `q = f(A c)` fused with the reduction `cᵀq`, which it returns.
+fn filtered_product(
+    a: &BlockCsr,
+    c: &[Vec3],
+    f: Filter,
+    q: &mut [Vec3],
+    partials: &mut Vec<f64>,
+) -> f64 {
+    parallel::chunks(q, CHUNK, partials, |k, qc: &mut [Vec3]| {
+        let mut acc = 0.0;
+        a.mul_rows(k * CHUNK, c, qc);
+        for (t, qi) in qc.iter_mut().enumerate() {
+            let i = k * CHUNK + t;
+            *qi = f.apply(i, *qi);
+            acc += c[i].dot(qi);
+        }
+        acc
+    });
+    sum_in_order(partials)
+}
+
+/// Line 15: `c = f(s + β c)`, with the deflation's `s ← P_Dᵀ s` fused in (its basis rows
+/// are zero when the solve is not deflated).
+fn next_direction(beta: f64, s: &[Vec3], f: Filter, coarse: &Deflation, c: &mut [Vec3]) {
+    parallel::for_each_chunk((c, s), CHUNK, |k, (cc, sc)| {
+        for (t, (ci, si)) in cc.iter_mut().zip(sc).enumerate() {
+            let i = k * CHUNK + t;
+            *ci = f.apply(i, si - coarse.basis_row(i) + beta * *ci);
+        }
+    });
 }

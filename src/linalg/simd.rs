@@ -11,9 +11,8 @@
 //! the scalar code, which stays the path on processors without AVX2 (checked once per
 //! process) and off x86-64. `linalg::tests::kernels` compares both bit for bit.
 //!
-//! Measured on the crumpled 10,000-particle sheet (`linalg::tests::perf::precond_report`,
-//! three alternating runs): a CG iteration's product and IC(0) sweep pair took 357–411 µs
-//! before and 265–304 µs after on 2 threads (739–918 and 518–574 µs on one).
+//! On the crumpled 10,000-particle sheet a CG iteration's product and IC(0) sweep pair
+//! runs about a quarter faster this way (`linalg::tests::perf::precond_report` measures it).
 use crate::{Mat3, Vec3};
 
 /// A 3x3 block in single precision (the sweeps' copies of the IC(0) factor).

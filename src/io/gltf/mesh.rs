@@ -77,7 +77,10 @@ pub(crate) struct MeshData {
     pub default_weights: Vec<f64>,
 }
 
-/// Reads mesh `mesh`; `object` names it in errors.
+/// Reads mesh `mesh`; `object` names it in errors. Its triangle primitives
+/// ([`read_primitive`]) are concatenated: their vertices one after the other, triangles
+/// shifted to the concatenated numbering, an attribute kept where every primitive (or, for
+/// `_KEY_WEIGHT` and skins, any primitive) has it.
 pub(crate) fn read_mesh(src: &Source, mesh: &gltf::Mesh, object: &str) -> Result<MeshData> {
     let mut m = MeshData::default();
     let mut uvs: Vec<Vec2> = Vec::new();
@@ -94,132 +97,36 @@ pub(crate) fn read_mesh(src: &Source, mesh: &gltf::Mesh, object: &str) -> Result
     let mut deltas: Vec<Vec<Vec3>> = vec![Vec::new(); n_targets];
     let mut read_any = false;
     for prim in mesh.primitives() {
-        let mode = prim.mode();
-        if !matches!(
-            mode,
-            Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan
-        ) {
+        let Some(p) = read_primitive(src, &prim, object, n_targets)? else {
             continue;
-        }
+        };
         read_any = true;
-        let p = prim.index();
-        let what = |attr: &str| format!("primitive {p} {attr}");
-        let attr = |want: &dyn Fn(&Semantic) -> bool| {
-            prim.attributes().find(|(s, _)| want(s)).map(|(_, a)| a)
-        };
-        let Some(pos_acc) = attr(&|s| *s == Semantic::Positions) else {
-            return Err(src.error(
-                object,
-                format!("primitive {p} has no POSITION attribute; export the mesh again"),
-            ));
-        };
-        let pos = read_vectors::<3>(src, &pos_acc, object, &what("POSITION"))?;
-        let n = pos.len();
+        let n = p.positions.len();
         let base = m.positions.len();
-        let check = |len: usize, name: &str| {
-            if len == n {
-                Ok(())
-            } else {
-                Err(src.error(
-                    object,
-                    format!(
-                        "primitive {p}: {name} has {len} values for {n} vertices; export the \
-                         mesh again"
-                    ),
-                ))
-            }
-        };
-        match attr(&|s| *s == Semantic::TexCoords(0)) {
-            Some(a) => {
-                let t = read_vectors::<2>(src, &a, object, &what("TEXCOORD_0"))?;
-                check(t.len(), "TEXCOORD_0")?;
-                uvs.extend(t.iter().map(|t| Vec2::new(t[0], t[1])));
-            }
+        match p.uvs {
+            Some(t) => uvs.extend(t),
             None => all_uv = false,
         }
-        let custom = |name: &str| {
-            attr(&|s| matches!(s, Semantic::Extras(e) if e.eq_ignore_ascii_case(name)))
-        };
-        match custom("PIN") {
-            Some(a) => {
-                let w = read_scalars(src, &a, object, &what("_PIN"))?;
-                check(w.len(), "_PIN")?;
-                m.pins.extend(w);
-            }
-            None => m.pins.extend(std::iter::repeat_n(0.0, n)),
-        }
-        match custom("DRAPE_INDEX") {
-            Some(a) => {
-                let k = read_scalars(src, &a, object, &what("_DRAPE_INDEX"))?;
-                check(k.len(), "_DRAPE_INDEX")?;
-                index.extend(k);
-            }
+        m.pins.extend(p.pins);
+        match p.source_index {
+            Some(k) => index.extend(k),
             None => all_index = false,
         }
-        match custom("KEY_WEIGHT") {
-            Some(a) => {
-                let k = read_scalars(src, &a, object, &what("_KEY_WEIGHT"))?;
-                check(k.len(), "_KEY_WEIGHT")?;
+        match p.key_weight {
+            Some(k) => {
                 any_key_weight = true;
                 key_weight.extend(k);
             }
             None => key_weight.extend(std::iter::repeat_n(1.0, n)),
         }
-        let mut lists: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
-        for set in 0.. {
-            let (Some(j), Some(w)) = (
-                attr(&|s| *s == Semantic::Joints(set)),
-                attr(&|s| *s == Semantic::Weights(set)),
-            ) else {
-                break;
-            };
-            any_skin = true;
-            let joints = read_vectors::<4>(src, &j, object, &what(&format!("JOINTS_{set}")))?;
-            let weights = read_vectors::<4>(src, &w, object, &what(&format!("WEIGHTS_{set}")))?;
-            check(joints.len(), &format!("JOINTS_{set}"))?;
-            check(weights.len(), &format!("WEIGHTS_{set}"))?;
-            for (v, (j, w)) in joints.iter().zip(&weights).enumerate() {
-                for c in 0..4 {
-                    if w[c] > 0.0 && w[c].is_finite() {
-                        lists[v].push((j[c] as usize, w[c]));
-                    }
-                }
-            }
+        any_skin |= p.skinned;
+        influence_lists.extend(p.influences);
+        for (slot, d) in deltas.iter_mut().zip(p.deltas) {
+            slot.extend(d);
         }
-        influence_lists.extend(lists);
-        let prim_targets: Vec<_> = prim.morph_targets().collect();
-        for (k, slot) in deltas.iter_mut().enumerate() {
-            match prim_targets.get(k).and_then(|t| t.positions()) {
-                Some(a) => {
-                    let d = read_vectors::<3>(src, &a, object, &what(&format!("target {k}")))?;
-                    check(d.len(), &format!("morph target {k} POSITION"))?;
-                    slot.extend(d.iter().map(|d| Vec3::new(d[0], d[1], d[2])));
-                }
-                None => slot.extend(std::iter::repeat_n(Vec3::zeros(), n)),
-            }
-        }
-        let idx: Vec<usize> = match prim.indices() {
-            Some(a) => read_scalars(src, &a, object, &what("indices"))?
-                .into_iter()
-                .map(|i| i as usize)
-                .collect(),
-            None => (0..n).collect(),
-        };
-        if let Some(&bad) = idx.iter().find(|&&i| i >= n) {
-            return Err(src.error(
-                object,
-                format!(
-                    "primitive {p}: index {bad} is beyond its {n} vertices; export the mesh again"
-                ),
-            ));
-        }
-        m.triangles.extend(
-            assemble_triangles(mode, &idx)
-                .into_iter()
-                .map(|t| t.map(|i| i + base)),
-        );
-        m.positions
-            .extend(pos.iter().map(|q| Vec3::new(q[0], q[1], q[2])));
+        m.triangles
+            .extend(p.triangles.into_iter().map(|t| t.map(|i| i + base)));
+        m.positions.extend(p.positions);
     }
     if read_any && all_uv {
         m.uvs = Some(uvs);
@@ -238,8 +145,185 @@ pub(crate) fn read_mesh(src: &Source, mesh: &gltf::Mesh, object: &str) -> Result
     if any_skin {
         m.influences = Some(normalise_influences(influence_lists));
     }
+    m.targets = morph_targets(src, mesh, object, deltas)?;
+    m.default_weights = (0..n_targets)
+        .map(|k| {
+            mesh.weights()
+                .and_then(|w| w.get(k))
+                .map_or(0.0, |&w| f64::from(w))
+        })
+        .collect();
+    Ok(m)
+}
+
+/// The attributes of one triangle primitive, each checked to have one value per vertex.
+struct Primitive {
+    /// `POSITION` (object-local metres).
+    positions: Vec<Vec3>,
+    /// `TEXCOORD_0`, if present.
+    uvs: Option<Vec<Vec2>>,
+    /// `_PIN` (0 where absent).
+    pins: Vec<f64>,
+    /// `_DRAPE_INDEX`, if present.
+    source_index: Option<Vec<f64>>,
+    /// `_KEY_WEIGHT`, if present.
+    key_weight: Option<Vec<f64>>,
+    /// Whether any `JOINTS_n`/`WEIGHTS_n` pair is present.
+    skinned: bool,
+    /// Per vertex the `(joint, weight)` pairs of positive finite weight, unnormalised.
+    influences: Vec<Vec<(usize, f64)>>,
+    /// Per morph target of the mesh, the `POSITION` deltas (zero where the primitive has
+    /// fewer targets).
+    deltas: Vec<Vec<Vec3>>,
+    /// Triangles over the primitive's own vertices.
+    triangles: Vec<[usize; 3]>,
+}
+
+/// Reads primitive `prim` (`None` for points and lines, which are skipped); `n_targets` is
+/// the mesh's morph target count, `object` names the mesh in errors.
+fn read_primitive(
+    src: &Source,
+    prim: &gltf::Primitive,
+    object: &str,
+    n_targets: usize,
+) -> Result<Option<Primitive>> {
+    let mode = prim.mode();
+    if !matches!(
+        mode,
+        Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan
+    ) {
+        return Ok(None);
+    }
+    let p = prim.index();
+    let what = |attr: &str| format!("primitive {p} {attr}");
+    let attr =
+        |want: &dyn Fn(&Semantic) -> bool| prim.attributes().find(|(s, _)| want(s)).map(|(_, a)| a);
+    let Some(pos_acc) = attr(&|s| *s == Semantic::Positions) else {
+        return Err(src.error(
+            object,
+            format!("primitive {p} has no POSITION attribute; export the mesh again"),
+        ));
+    };
+    let pos = read_vectors::<3>(src, &pos_acc, object, &what("POSITION"))?;
+    let n = pos.len();
+    let check = |len: usize, name: &str| {
+        if len == n {
+            Ok(())
+        } else {
+            Err(src.error(
+                object,
+                format!(
+                    "primitive {p}: {name} has {len} values for {n} vertices; export the \
+                     mesh again"
+                ),
+            ))
+        }
+    };
+    let uvs = match attr(&|s| *s == Semantic::TexCoords(0)) {
+        Some(a) => {
+            let t = read_vectors::<2>(src, &a, object, &what("TEXCOORD_0"))?;
+            check(t.len(), "TEXCOORD_0")?;
+            Some(t.iter().map(|t| Vec2::new(t[0], t[1])).collect())
+        }
+        None => None,
+    };
+    let custom =
+        |name: &str| attr(&|s| matches!(s, Semantic::Extras(e) if e.eq_ignore_ascii_case(name)));
+    let pins = match custom("PIN") {
+        Some(a) => {
+            let w = read_scalars(src, &a, object, &what("_PIN"))?;
+            check(w.len(), "_PIN")?;
+            w
+        }
+        None => vec![0.0; n],
+    };
+    let source_index = match custom("DRAPE_INDEX") {
+        Some(a) => {
+            let k = read_scalars(src, &a, object, &what("_DRAPE_INDEX"))?;
+            check(k.len(), "_DRAPE_INDEX")?;
+            Some(k)
+        }
+        None => None,
+    };
+    let key_weight = match custom("KEY_WEIGHT") {
+        Some(a) => {
+            let k = read_scalars(src, &a, object, &what("_KEY_WEIGHT"))?;
+            check(k.len(), "_KEY_WEIGHT")?;
+            Some(k)
+        }
+        None => None,
+    };
+    let mut influences: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+    let mut skinned = false;
+    for set in 0.. {
+        let (Some(j), Some(w)) = (
+            attr(&|s| *s == Semantic::Joints(set)),
+            attr(&|s| *s == Semantic::Weights(set)),
+        ) else {
+            break;
+        };
+        skinned = true;
+        let joints = read_vectors::<4>(src, &j, object, &what(&format!("JOINTS_{set}")))?;
+        let weights = read_vectors::<4>(src, &w, object, &what(&format!("WEIGHTS_{set}")))?;
+        check(joints.len(), &format!("JOINTS_{set}"))?;
+        check(weights.len(), &format!("WEIGHTS_{set}"))?;
+        for (v, (j, w)) in joints.iter().zip(&weights).enumerate() {
+            for c in 0..4 {
+                if w[c] > 0.0 && w[c].is_finite() {
+                    influences[v].push((j[c] as usize, w[c]));
+                }
+            }
+        }
+    }
+    let prim_targets: Vec<_> = prim.morph_targets().collect();
+    let mut deltas = Vec::with_capacity(n_targets);
+    for k in 0..n_targets {
+        deltas.push(match prim_targets.get(k).and_then(|t| t.positions()) {
+            Some(a) => {
+                let d = read_vectors::<3>(src, &a, object, &what(&format!("target {k}")))?;
+                check(d.len(), &format!("morph target {k} POSITION"))?;
+                d.iter().map(|d| Vec3::new(d[0], d[1], d[2])).collect()
+            }
+            None => vec![Vec3::zeros(); n],
+        });
+    }
+    let idx: Vec<usize> = match prim.indices() {
+        Some(a) => read_scalars(src, &a, object, &what("indices"))?
+            .into_iter()
+            .map(|i| i as usize)
+            .collect(),
+        None => (0..n).collect(),
+    };
+    if let Some(&bad) = idx.iter().find(|&&i| i >= n) {
+        return Err(src.error(
+            object,
+            format!("primitive {p}: index {bad} is beyond its {n} vertices; export the mesh again"),
+        ));
+    }
+    Ok(Some(Primitive {
+        positions: pos.iter().map(|q| Vec3::new(q[0], q[1], q[2])).collect(),
+        uvs,
+        pins,
+        source_index,
+        key_weight,
+        skinned,
+        influences,
+        deltas,
+        triangles: assemble_triangles(mode, &idx),
+    }))
+}
+
+/// The mesh's morph targets from their concatenated deltas, named by `extras.targetNames`
+/// (`key_<frame>` names marking keyframes). Non-finite deltas are an error; non-finite
+/// rest positions are reported by the cloth model with the vertex number.
+fn morph_targets(
+    src: &Source,
+    mesh: &gltf::Mesh,
+    object: &str,
+    deltas: Vec<Vec<Vec3>>,
+) -> Result<Vec<MorphTarget>> {
     let names = target_names(mesh);
-    m.targets = deltas
+    let targets: Vec<MorphTarget> = deltas
         .into_iter()
         .enumerate()
         .map(|(k, deltas)| {
@@ -252,15 +336,7 @@ pub(crate) fn read_mesh(src: &Source, mesh: &gltf::Mesh, object: &str) -> Result
             }
         })
         .collect();
-    m.default_weights = (0..n_targets)
-        .map(|k| {
-            mesh.weights()
-                .and_then(|w| w.get(k))
-                .map_or(0.0, |&w| f64::from(w))
-        })
-        .collect();
-    // Non-finite rest positions are reported by the cloth model with the vertex number.
-    if m.targets
+    if targets
         .iter()
         .any(|t| t.deltas.iter().any(|d| !d.iter().all(|c| c.is_finite())))
     {
@@ -269,7 +345,7 @@ pub(crate) fn read_mesh(src: &Source, mesh: &gltf::Mesh, object: &str) -> Result
             "has a non-finite morph target delta; export the mesh again",
         ));
     }
-    Ok(m)
+    Ok(targets)
 }
 
 /// Sums duplicate joints, sorts by joint and divides by the total weight.

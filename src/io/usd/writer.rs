@@ -3,8 +3,8 @@
 //! `userProperties:drape_role` and an optional translation) holding one `Mesh`, faceVarying
 //! `primvars:st`, vertex `primvars:pin`, static or time-sampled `points` and `extent`.
 //! Used by the fixture generator (`examples/gen_io_fixtures.rs`).
-use crate::cache::text::f32_text;
 use crate::error::{Error, Result};
+use crate::format::text::f32_text;
 use crate::scene::{Garment, UpAxis};
 use crate::{Vec2, Vec3};
 use std::fmt::Write as _;

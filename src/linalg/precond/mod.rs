@@ -29,7 +29,7 @@
 //! ([`smallest_eigenvalue_bound`]). A cloth block is stiff in its plane and weak along
 //! its normal (in-plane eigenvalues 18 against 0.02 at a sheet of 10,000), and what
 //! breaks is the weak direction: the bending's positive couplings between the wings of a
-//! hinge (the eleventh session's finding in the README). The shift is sized by that
+//! hinge. The shift is sized by that
 //! direction and isotropic, so it leaves the stiff directions, which set the CG's
 //! convergence, as they are. Manteuffel's scalar shift `α diag(Ã)` instead added `α`
 //! times the world-axis diagonal, in which the in-plane stiffness shows on every axis of
@@ -126,7 +126,7 @@ pub enum Preconditioner {
 /// (see [`order`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum EliminationOrder {
-    /// Particle index order, entirely sequential (the order before issue 8).
+    /// Particle index order, entirely sequential.
     Natural,
     /// Two domains then their separator ([`order`]): the domains are factored and swept
     /// on two threads. The default.

@@ -7,10 +7,10 @@
 //! `frame_k` must lie within `max(1e-3, 1e-6·|frame_k|)` of a whole number (the relative
 //! part absorbs the f32 rounding of long shots). The points of a sample are the garment's
 //! output points (its source vertex order), object-local, in the source axes. The byte
-//! layout is the one [`crate::cache::mdd`] writes; its reader does the parsing, after a
+//! layout is the one [`crate::cache::mdd`] writes; [`crate::format::mdd`] does the parsing, after a
 //! size check here that keeps a corrupt header from asking for absurd allocations.
-use crate::cache::mdd;
 use crate::error::{Error, Result};
+use crate::format::mdd;
 use crate::Vec3;
 use std::io::Read;
 use std::path::Path;
