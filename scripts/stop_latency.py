@@ -110,7 +110,7 @@ def one_run(cmd, out, rng):
         raise SystemExit(f"the run ended before its first frame: exit {p.returncode}")
     # simulate: frame 1 (as given) is written at once, so this lands inside frame 2 or a
     # later one; control: inside the first forward pass of the optimisation.
-    time.sleep(rng.uniform(0.5, 3.0))
+    time.sleep(rng.uniform(0.5, 8.0))
     sent = time.monotonic()
     p.send_signal(signal.SIGTERM)
     p.stderr.read()

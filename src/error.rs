@@ -1,6 +1,6 @@
 //! The one error type of drape: what failed, which file and object, and what to do.
 //!
-//! Every error maps to an exit code of `shared/SPEC.md` ("Exit codes") through
+//! Every error maps to an exit code of docs/reference.md ("Exit codes") through
 //! [`Error::exit_code`]; `main.rs` prints the message once and exits with that code.
 use std::path::{Path, PathBuf};
 
@@ -72,7 +72,7 @@ impl Error {
         }
     }
 
-    /// The process exit code of `shared/SPEC.md` for this error.
+    /// The process exit code (docs/reference.md, "Exit codes") for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Input { .. } | Error::Output { .. } => 2,

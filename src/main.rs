@@ -1,4 +1,4 @@
-//! The `drape` binary: parse flags, run, print an error once, exit with SPEC's code.
+//! The `drape` binary: parse flags, run, print an error once, exit with the documented code (docs/reference.md, "Exit codes").
 use clap::error::ErrorKind;
 use clap::Parser;
 

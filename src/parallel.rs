@@ -1,23 +1,71 @@
-//! Fork–join for the short parallel loops of a step, whose wait never sleeps.
+//! Fork–join for the short parallel loops of a step, and how a thread waits for work.
 //!
 //! A step runs dozens of parallel loops of a few to a hundred microseconds (each CG
 //! iteration's product, updates and sweeps). In `rayon::join(a, b)` the calling thread runs
 //! `a` while another worker steals `b`; a caller that finishes `a` first waits in rayon's
 //! idle loop, which after 32 rounds of `sched_yield` goes to sleep on a futex, and the
 //! worker finishing `b` must then wake it: a system call and a cross-core interrupt,
-//! tens of microseconds on a virtual machine. The other workers already never sleep
-//! during a frame ([`crate::pipeline::workers`]); [`join`] keeps the caller awake too:
-//! once `a` is done and `b` has started elsewhere, it looks for other work
-//! ([`rayon::yield_now`], as rayon's own wait does) and otherwise spins until `b` is done.
-//! Measured on the 2,500-vertex sheet on the sphere (2 threads): the join of the backward
-//! IC(0) sweep's two domains took 57.6 µs for halves of 24.8 and 32.9 µs, and 37 µs
-//! waiting this way.
+//! tens of microseconds on a virtual machine, dozens of times per step. The other workers
+//! keep looking for work during a frame ([`crate::pipeline::workers`]); [`join`] keeps the
+//! caller looking too: once `a` is done and `b` has started elsewhere, it looks for other
+//! work ([`rayon::yield_now`], as rayon's own wait does) until `b` is done.
+//!
+//! Such a wait must not hold a processor that another process needs (a second bake on the
+//! same machine, Blender's interface): [`Backoff`] spins only briefly, then yields the
+//! processor to any other runnable thread at each look, and after a longer idle spell
+//! sleeps in short naps. Alone on the machine the yields return at once and the wait
+//! costs what spinning does; shared, the waiting threads give their time to the others.
 //!
 //! [`chunks`] runs a loop over fixed chunks of one or more slices through such joins
 //! (halving the chunk range recursively). Which thread runs which chunk never changes a
 //! result: each chunk's work and its place in the output are fixed, so sums over the
 //! per-chunk results in chunk order are the same for any number of threads.
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// A waiting thread's back-off (module doc): [`Backoff::SPINS`] busy looks, then a
+/// `sched_yield` at each look for [`Backoff::YIELD_FOR`], then naps of [`Backoff::NAP`].
+#[derive(Debug, Default)]
+pub(crate) struct Backoff {
+    misses: u32,
+    idle_since: Option<Instant>,
+}
+
+impl Backoff {
+    /// Looks that only spin: work usually comes within a few microseconds.
+    const SPINS: u32 = 64;
+    /// How long an idle thread yields its processor at each look before it naps.
+    const YIELD_FOR: Duration = Duration::from_millis(1);
+    /// One nap of a thread idle for longer: short, since the next parallel loop of the
+    /// frame waits for it.
+    const NAP: Duration = Duration::from_micros(100);
+
+    /// A wait that has not missed yet.
+    pub(crate) fn new() -> Self {
+        Backoff::default()
+    }
+
+    /// Work was found: the next wait starts spinning again.
+    pub(crate) fn reset(&mut self) {
+        self.misses = 0;
+        self.idle_since = None;
+    }
+
+    /// One look found no work: spin, yield or nap, by how long the thread has been idle.
+    pub(crate) fn wait(&mut self) {
+        if self.misses < Self::SPINS {
+            self.misses += 1;
+            std::hint::spin_loop();
+            return;
+        }
+        let since = *self.idle_since.get_or_insert_with(Instant::now);
+        if since.elapsed() < Self::YIELD_FOR {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Self::NAP);
+        }
+    }
+}
 
 /// `rayon::join(a, b)`, except that a caller that finishes `a` while another thread runs
 /// `b` waits without sleeping (module doc). Outside a pool, or when `b` was not taken by
@@ -37,9 +85,11 @@ where
             // Not started: `b` is still in the caller's deque, where rayon's join takes it
             // back and runs it here; waiting for it would never end.
             if started.load(Ordering::Acquire) {
+                let mut backoff = Backoff::new();
                 while !done.load(Ordering::Acquire) {
-                    if rayon::yield_now() != Some(rayon::Yield::Executed) {
-                        std::hint::spin_loop();
+                    match rayon::yield_now() {
+                        Some(rayon::Yield::Executed) => backoff.reset(),
+                        _ => backoff.wait(),
                     }
                 }
             }

@@ -88,7 +88,7 @@ fn every_integrator_runs_the_two_corner_sheet_with_fixed_pins_exact() {
     }
 }
 
-/// The skirt on the animated character (SPEC fixture), its waist pinned to the body.
+/// The skirt on the animated character (a shipped fixture), its waist pinned to the body.
 fn skirt() -> (Garment, Vec<drape::scene::Body>) {
     let sel = drape::io::select(&fixture("skirt_on_character.gltf"), &[], &[], None).unwrap();
     let mut scene = sel.scene;

@@ -1,5 +1,5 @@
 //! Point-cache writers behind one trait ([`CacheWriter`]): PC2, MDD, USD (`.usda`) and
-//! Houdini `.geo` sequences (SPEC "Outputs").
+//! Houdini `.geo` sequences (docs/reference.md, "Outputs").
 //!
 //! Every writer takes one frame at a time: one position per output point, in the garment's
 //! source vertex order and object-local space, already in the cache's axis convention

@@ -1,4 +1,4 @@
-//! Keyframe targets q*_n of the control objective (SPEC "Keyframes"; Stuyck ch. 8 eq. 8.1,
+//! Keyframe targets q*_n of the control objective (docs/reference.md, "Inputs"; Stuyck ch. 8 eq. 8.1,
 //! Wojtan et al. 2006):
 //!
 //! ```text

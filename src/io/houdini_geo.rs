@@ -1,7 +1,7 @@
 //! Houdini JSON geometry (`.geo`) and `$F`-numbered sequences of it.
 //!
 //! * One file is one mesh named after the file stem: one particle per Houdini point in
-//!   point order (the cache has the point count and order, SPEC "Outputs"), `P` positions,
+//!   point order (the cache has the point count and order, docs/reference.md, "Outputs"), `P` positions,
 //!   vertex `uv` (else point `uv`) as the sewing panels, point `pin` weights, and the role
 //!   from a detail string attribute `drape_role` if present. Houdini is Y-up and has no
 //!   unit: positions are metres.

@@ -1,5 +1,5 @@
 //! Reading the keyframe targets q*_n of the control objective
-//! ([`crate::control::keyframes`]; SPEC "Keyframes") from files.
+//! ([`crate::control::keyframes`]; docs/reference.md, "Inputs") from files.
 //!
 //! [`load`] reads the targets of one garment from a source:
 //!

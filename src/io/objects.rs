@@ -1,5 +1,5 @@
 //! Meshes as the USD and Houdini readers deliver them, and the choice of which become
-//! garments and which bodies (SPEC "Common options" `--garment`, `--body`).
+//! garments and which bodies (docs/reference.md, "Options of `simulate` and `control`" `--garment`, `--body`).
 //!
 //! These formats keep one point per mesh vertex (no split vertices), so an
 //! [`ImportedMesh`] is already welded: particles are the file's points, in file order, and
@@ -130,7 +130,7 @@ pub struct Imported {
 }
 
 /// True if `name` is `<garment>_key_<frame>`, a keyframe target of one of `garments`
-/// (SPEC "Keyframes" (b)), which is neither garment nor body.
+/// (docs/reference.md, "Inputs" (b)), which is neither garment nor body.
 pub fn is_keyframe_mesh(name: &str, garments: &[&str]) -> bool {
     garments.iter().any(|g| {
         name.strip_prefix(g)
@@ -266,7 +266,7 @@ impl Imported {
 }
 
 /// The keyframe shapes of `g` among `meshes`: each mesh named `<garment>_key_<frame>`
-/// (SPEC "Keyframes" (b)) with the garment's point count, its world positions brought into
+/// (docs/reference.md, "Inputs" (b)) with the garment's point count, its world positions brought into
 /// the garment's object space at the first frame, sorted by frame.
 pub fn keyframes_of<'a>(
     g: &Garment,

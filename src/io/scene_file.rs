@@ -1,4 +1,4 @@
-//! Scene files (`.json`, SPEC "Scene file"): which garments and bodies to take from which
+//! Scene files (`.json`, docs/reference.md "Scene file"): which garments and bodies to take from which
 //! files, with per-object settings, the frame range, solver and keyframe settings.
 //!
 //! ```json
@@ -144,7 +144,7 @@ impl SceneFile {
     /// Parses and checks scene-file text; the message names the key or value at fault.
     pub fn parse(text: &str) -> std::result::Result<SceneFile, String> {
         let file: SceneFile = serde_json::from_str(text).map_err(|e| {
-            format!("{e}; fix or remove it (the scene file format is in SPEC \"Scene file\")")
+            format!("{e}; fix or remove it (the scene file format is in docs/reference.md, \"Scene file\")")
         })?;
         file.validate()?;
         Ok(file)

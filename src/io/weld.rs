@@ -1,4 +1,4 @@
-//! Welding split vertices back into particles (SPEC "Inputs").
+//! Welding split vertices back into particles (docs/reference.md, "Inputs").
 //!
 //! Exporters such as glTF split a mesh vertex wherever it carries several UVs (a seam of the
 //! UV layout, Baraff §2.1 footnote 3) or several normals. The cloth needs one particle per
@@ -77,7 +77,7 @@ pub fn position_key(p: &Vec3) -> [u64; 3] {
     [p.x, p.y, p.z].map(|c| (c + 0.0).to_bits())
 }
 
-/// Weld key of a vertex of a skinned or morphing mesh (SPEC "Inputs"): the position bits,
+/// Weld key of a vertex of a skinned or morphing mesh (docs/reference.md, "Inputs"): the position bits,
 /// the number of skin influences and each `(joint, weight bits)`, then the bits of every
 /// morph delta; `-0.0` is folded onto `+0.0` throughout. Influences must come in a
 /// canonical order (sorted by joint) for equal skins to give equal keys.
@@ -146,7 +146,7 @@ impl SplitMesh {
     /// Welds vertices with equal `key(v)` into particles and builds the [`Garment`],
     /// returning the welding too. The key must include the position bits
     /// ([`position_key`]); animated meshes add their skin weights and morph deltas, so
-    /// that vertices which only coincide at rest stay apart (SPEC "Inputs").
+    /// that vertices which only coincide at rest stay apart (docs/reference.md, "Inputs").
     ///
     /// * Particle positions: those of their first vertex. Pin weight: the largest of the
     ///   welded vertices' weights, clamped to [0, 1] (non-finite weights count as 0).

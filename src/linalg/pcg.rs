@@ -49,6 +49,7 @@ use super::block3::{spd_inverse_or_diagonal, sum_in_order, CHUNK};
 use super::deflation::{Deflation, PROJECT_PRODUCTS_BELOW};
 use super::precond::{Preconditioner, TriangularFactor};
 use super::{BlockCsr, BlockPattern};
+use crate::stop::Stop;
 use crate::{parallel, Mat3, Vec3};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -145,9 +146,18 @@ pub struct PcgScratch {
     factor: TriangularFactor,
     /// Coarse space of the deflated iteration.
     deflation: Deflation,
+    /// A stop request polled before every iteration ([`crate::stop`]): once raised, the
+    /// solve ends unconverged at once.
+    stop: Stop,
 }
 
 impl PcgScratch {
+    /// Shares `stop` with the solves that use this scratch: a raised flag ends a solve
+    /// before its next iteration, unconverged (the caller abandons the step).
+    pub fn set_stop(&mut self, stop: Stop) {
+        self.stop = stop;
+    }
+
     /// IC(0) pivots of the last solve that were replaced by the diagonal block (0 for the
     /// other preconditioners).
     pub fn pivot_fallbacks(&self) -> usize {
@@ -349,6 +359,7 @@ fn solve(
         partials3,
         factor,
         deflation,
+        stop,
     } = scratch;
     index_constraints(n, constraints, filter_of);
     let f = Filter {
@@ -413,7 +424,7 @@ fn solve(
         if measure <= threshold {
             break true;
         }
-        if iterations >= settings.max_iterations {
+        if iterations >= settings.max_iterations || stop.requested() {
             break false;
         }
         // Lines 8-9: q = f(A c), α = δ / cᵀq.

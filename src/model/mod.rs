@@ -106,7 +106,7 @@ pub struct ClothModel {
     pub panel_scale: Vec<f64>,
     /// Bend hinges, one per interior edge.
     pub hinges: Vec<Hinge>,
-    /// Number of welded edges whose two faces disagree on UVs (SPEC `inspect`).
+    /// Number of welded edges whose two faces disagree on UVs (docs/reference.md, `inspect --json`).
     pub seam_edges: usize,
     /// Lumped particle masses (kg).
     pub mass: Vec<f64>,

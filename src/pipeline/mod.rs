@@ -65,7 +65,7 @@ use step_control::StepControl;
 use stretch_check::stretch_measures;
 use stretch_limit::StretchLimit;
 
-/// Solver figures of one frame (SPEC `--report`, progress events).
+/// Solver figures of one frame (docs/reference.md: `--report`, progress events).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FrameStats {
     /// Accepted steps.
@@ -305,7 +305,7 @@ impl Simulator {
     }
 
     /// Makes pinned particles follow the garment's own animation (world-space particle
-    /// positions keyed by frame), sampled at frame `start_frame + t · fps` (SPEC "Pins").
+    /// positions keyed by frame), sampled at frame `start_frame + t · fps` (docs/reference.md, "Inputs").
     pub fn with_pin_animation(mut self, animation: Animation, start_frame: f64, fps: f64) -> Self {
         self.drive.pins.follow_animation(animation);
         self.drive.clock = (start_frame, fps);
@@ -338,6 +338,7 @@ impl Simulator {
     /// [`Error::Interrupted`](crate::Error::Interrupted) and the frame is abandoned (the
     /// state is then that of an unfinished frame: not to be written or continued).
     pub fn set_stop(&mut self, stop: Stop) {
+        self.scratch.pcg.set_stop(stop.clone());
         self.stop = stop;
     }
 

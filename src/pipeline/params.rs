@@ -2,7 +2,7 @@
 //! (in the manner of rapier's `IntegrationParameters`).
 use crate::Vec3;
 
-/// Time integrator of a step (SPEC `--integrator`). Every one keeps pins exact, and all but
+/// Time integrator of a step (`--integrator`, docs/reference.md). Every one keeps pins exact, and all but
 /// [`Integrator::Projective`] use the same body contacts, self-collision and adaptive step
 /// control.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -37,7 +37,7 @@ pub enum Integrator {
     Explicit,
 }
 
-/// Internal force model (SPEC `--model`).
+/// Internal force model (`--model`, docs/reference.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ForceModel {
     /// Baraff & Witkin's continuum conditions: triangle stretch and shear, hinge bend

@@ -1,4 +1,4 @@
-//! Pins (SPEC "Pins"): exact constraints through the PCG filter, never springs.
+//! Pins (docs/reference.md, "Inputs"): exact constraints through the PCG filter, never springs.
 //!
 //! A pinned particle (weight ≥ 0.5) follows, in this order of preference: the garment's own
 //! animation (skin, morphs, time samples); else the point of the nearest body surface it

@@ -1,4 +1,4 @@
-//! Keeping the pool's other workers awake while a frame is computed.
+//! Keeping the pool's other workers looking for work while a frame is computed.
 //!
 //! A step runs dozens of short parallel loops (box refits, the crossing search, the
 //! colours of the scatter, each CG iteration's products and sweeps) with serial work in
@@ -12,16 +12,18 @@
 //! a wake-up. Which thread runs what never changes a result (the loops are deterministic
 //! for any thread count), so the caches stay bit-identical.
 //!
-//! The workers spin only inside [`Simulator::advance`](super::Simulator::advance), where
-//! the cores are busy with the frame anyway, and stop when it returns (or unwinds); between
-//! frames (cache writes, progress) they sleep as usual. A bake therefore keeps every
-//! worker of its pool (`--threads`) fully busy while it simulates.
+//! The workers look for work only inside [`Simulator::advance`](super::Simulator::advance)
+//! and stop when it returns (or unwinds); between frames (cache writes, progress) they
+//! sleep as usual. While they look they back off ([`crate::parallel`]'s `Backoff`): a
+//! brief spin, then a `sched_yield` at each look, then short naps, so that a bake sharing
+//! the machine with other bakes or with Blender's interface gives the processors its
+//! workers do not use to them.
 //!
 //! Frames of several simulators advanced at once on one pool stay correct: a spinning job
 //! only ever runs the pool's work, and ends with its own frame; but a worker that picked up
 //! another frame's spinning job while waiting returns to its own frame only when that one
 //! ends. drape advances its simulators one after another.
-use crate::parallel::SetOnDrop;
+use crate::parallel::{Backoff, SetOnDrop};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -54,9 +56,11 @@ fn spinning<T>(f: impl FnOnce() -> T, running: &Arc<AtomicUsize>) -> T {
                 return;
             }
             running.fetch_add(1, Ordering::SeqCst);
+            let mut backoff = Backoff::new();
             while !stop.load(Ordering::Acquire) {
-                if rayon::yield_now() != Some(rayon::Yield::Executed) {
-                    std::hint::spin_loop();
+                match rayon::yield_now() {
+                    Some(rayon::Yield::Executed) => backoff.reset(),
+                    _ => backoff.wait(),
                 }
             }
             running.fetch_sub(1, Ordering::SeqCst);

@@ -1,4 +1,4 @@
-//! Cloth materials: presets and JSON files (SPEC "Units and conventions").
+//! Cloth materials: presets and JSON files (docs/reference.md, "Materials").
 //!
 //! Stiffnesses follow Baraff & Witkin §4: the stretch, shear and bend conditions are
 //! `C_stretch = a (‖w_u‖ − b_u, ‖w_v‖ − b_v)`, `C_shear = a w_uᵀ w_v`, `C_bend = θ`, with

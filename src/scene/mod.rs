@@ -51,9 +51,9 @@ pub struct Garment {
     /// Translation part of the object-to-world transform.
     pub world_translation: Vec3,
     /// The garment's own animation (skin, morphs, time samples) as world-space particle
-    /// positions, if it has one: pinned particles follow it (SPEC "Pins").
+    /// positions, if it has one: pinned particles follow it (docs/reference.md, "Inputs").
     pub animation: Option<Animation>,
-    /// Target shapes for `drape control` (SPEC "Keyframes"): `(frame, positions)` with one
+    /// Target shapes for `drape control` (docs/reference.md, "Inputs"): `(frame, positions)` with one
     /// object-local position per particle, sorted by frame. Empty when the file has none.
     pub keyframes: Vec<(i32, Vec<Vec3>)>,
     /// Per-particle keyframe weight in [0, 1] (`key_weight` attribute, the W_n of the
@@ -78,7 +78,7 @@ pub struct OutputFaces {
 }
 
 impl Garment {
-    /// Number of pinned particles (pin weight ≥ 0.5, SPEC `inspect`).
+    /// Number of pinned particles (pin weight ≥ 0.5, docs/reference.md `inspect --json`).
     pub fn pinned_count(&self) -> usize {
         self.pin.iter().filter(|&&w| w >= 0.5).count()
     }
@@ -93,7 +93,7 @@ impl Garment {
 }
 
 /// World-space vertex positions sampled over time, interpolated linearly in between
-/// (SPEC "Bodies": evaluated at every step by interpolation between frames).
+/// (docs/reference.md, "Inputs": evaluated at every step by interpolation between frames).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Animation {
     /// Sample times as frame numbers (file time × fps), strictly increasing, at least one.

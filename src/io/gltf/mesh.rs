@@ -50,7 +50,7 @@ pub(crate) struct MorphTarget {
     /// `POSITION` delta per vertex (object-local metres).
     pub deltas: Vec<Vec3>,
     /// The frame if the name is `key_<frame>`: a keyframe for `drape control`, not an
-    /// animated shape (SPEC "Keyframes").
+    /// animated shape (docs/reference.md, "Inputs").
     pub key_frame: Option<i32>,
 }
 
@@ -396,7 +396,7 @@ fn target_names(mesh: &gltf::Mesh) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The frame of a keyframe target name `key_<frame>` (SPEC "Keyframes").
+/// The frame of a keyframe target name `key_<frame>` (docs/reference.md, "Inputs").
 pub(crate) fn key_frame_of(name: &str) -> Option<i32> {
     name.strip_prefix("key_")?.parse().ok()
 }

@@ -1,4 +1,4 @@
-//! MDD files as keyframe sources (SPEC "Keyframes" (c)): one sample per keyframe.
+//! MDD files as keyframe sources (docs/reference.md, "Inputs" (c)): one sample per keyframe.
 //!
 //! ```text
 //! frame_k = t_k · fps        t_k: time of sample k (s, the MDD time table)

@@ -59,7 +59,7 @@ fn read_gltf(path: &Path) -> Garment {
         .remove(0)
 }
 
-/// Writes an MDD file (big-endian, SPEC "Outputs") with arbitrary sample times.
+/// Writes an MDD file (big-endian, docs/reference.md, "Outputs") with arbitrary sample times.
 fn write_mdd(path: &Path, times: &[f32], samples: &[Vec<Vec3>]) {
     let points = samples.first().map_or(0, Vec::len) as i32;
     let mut b = Vec::new();

@@ -9,7 +9,7 @@
 //!   `xformOpOrder` contributes its transform ([`xform`]); time-sampled ops animate.
 //! * Every `Mesh` prim is one mesh ([`mesh`]): one particle per USD point in point order
 //!   (points are never split at seams; faceVarying UVs that differ at a point make it a
-//!   seam point), so a garment's cache has the USD point count and order (SPEC "Outputs").
+//!   seam point), so a garment's cache has the USD point count and order (docs/reference.md, "Outputs").
 //!   Time-sampled `points` animate it.
 //! * Names: Blender writes each object as an `Xform` named after the object holding the
 //!   `Mesh` (named after the mesh data); the mesh then takes the object's name
@@ -19,7 +19,7 @@
 //! * UsdSkel skinning (`skel:skeleton`, `primvars:skel:jointIndices`) is refused with the
 //!   advice to bake the armature motion into the points.
 //! * Keyframes: a mesh named `<garment>_key_<frame>` next to a mesh `<garment>` is a
-//!   keyframe shape of that garment (SPEC "Keyframes" (b)), never a garment or body: it
+//!   keyframe shape of that garment (docs/reference.md, "Inputs" (b)), never a garment or body: it
 //!   gets the role [`KEYFRAME_ROLE`] whatever role it carries, and
 //!   [`Imported::select`] fills `Garment::keyframes` from it; `primvars:key_weight`
 //!   (vertex float) gives `Garment::key_weight`.
@@ -344,7 +344,7 @@ pub fn from_layer(path: &Path, layer: &Layer) -> Result<Imported> {
     })
 }
 
-/// Role given to keyframe meshes (`<garment>_key_<frame>`, SPEC "Keyframes" (b)).
+/// Role given to keyframe meshes (`<garment>_key_<frame>`, docs/reference.md, "Inputs" (b)).
 pub const KEYFRAME_ROLE: &str = "keyframe";
 
 /// Gives mesh `<name>_key_<frame>` the role [`KEYFRAME_ROLE`] when the file has a mesh

@@ -1,4 +1,4 @@
-//! The integrators besides Baraff & Witkin's implicit step (SPEC `--integrator`), each in
+//! The integrators besides Baraff & Witkin's implicit step (`--integrator`, docs/reference.md), each in
 //! its own module as `impl Simulator` blocks that reuse the pipeline's stages:
 //!
 //! | integrator | system per step | pins | body contacts | self-collision | step control |
