@@ -195,3 +195,23 @@ fn two_garments_writing_one_cache_is_a_usage_error() {
     let beside = prepare::output_paths(None, dir, &garments, &[]).unwrap();
     assert_eq!(beside[0], Path::new("/tmp/Sheet.pc2"));
 }
+
+#[test]
+fn a_stop_raised_while_a_frame_is_simulated_ends_it_with_interrupted() {
+    let g = garment();
+    let material = Material::default();
+    let model = ClothModel::build(&g, UvScale::Auto, material.density).unwrap();
+    let mut sim = Simulator::new(model, &material, &g.pin, crate::bench::default_params());
+    let stop = Stop::new();
+    sim.set_stop(stop.clone());
+    advance_frame(&mut sim, None, 24.0).unwrap();
+    // Raised on the simulator's flag between two of its steps, as a signal arriving in the
+    // middle of a frame is: the frame is abandoned, whatever the frame loop checks.
+    stop.request();
+    let time = sim.time();
+    match advance_frame(&mut sim, None, 24.0) {
+        Err(Error::Interrupted(m)) => assert!(m.contains("inside a frame"), "{m}"),
+        other => panic!("expected an interruption, got {other:?}"),
+    }
+    assert_eq!(sim.time(), time, "no step of the abandoned frame was taken");
+}

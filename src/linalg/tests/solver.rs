@@ -394,3 +394,25 @@ fn warm_start_reaches_the_same_solution_in_fewer_iterations_and_keeps_z() {
         "a guess 0.1% off saves iterations"
     );
 }
+
+#[test]
+fn a_raised_stop_ends_the_solve_before_its_first_iteration() {
+    let (a, b) = spd_system(9, 8, 1.0, 1);
+    let settings = PcgSettings {
+        tolerance: 1e-10,
+        max_iterations: 1000,
+        warm_start: false,
+        deflation: false,
+    };
+    let mut scratch = PcgScratch::default();
+    let stop = crate::stop::Stop::new();
+    scratch.set_stop(stop.clone());
+    let mut dv = vec![Vec3::zeros(); a.n()];
+    let p = Preconditioner::default();
+    let free = modified_pcg_with(&a, &b, &[], &settings, p, &mut scratch, &mut dv);
+    assert!(free.converged && free.iterations > 0, "{free:?}");
+    stop.request();
+    let stopped = modified_pcg_with(&a, &b, &[], &settings, p, &mut scratch, &mut dv);
+    assert!(!stopped.converged, "{stopped:?}");
+    assert_eq!(stopped.iterations, 0);
+}
