@@ -209,3 +209,45 @@ impl Partial for PartialSequence {
         self.written.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_frame_is_not_counted_and_the_restore_step_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("c.bin");
+        let mut f = PartialFile::create(&out, b"head").unwrap();
+        f.add_frame(|f| f.append(b"one"), |_| Ok(())).unwrap();
+        let e = f
+            .add_frame(
+                |f| {
+                    f.append(b"half")?;
+                    Err(std::io::Error::other("disk full"))
+                },
+                |f| f.truncate(7),
+            )
+            .unwrap_err();
+        assert!(e.to_string().contains("c.bin.partial"), "{e}");
+        assert_eq!(f.frames(), 1);
+        assert_eq!(std::fs::read(f.path()).unwrap(), b"headone");
+        assert_eq!(f.publish().unwrap(), out);
+        assert_eq!(std::fs::read(&out).unwrap(), b"headone");
+    }
+
+    #[test]
+    fn a_failed_rewrite_leaves_the_partial_file_and_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("c.bin");
+        let mut f = PartialFile::create(&out, b"v0").unwrap();
+        f.rewrite(|w, _| w.write_all(b"v1")).unwrap();
+        let failed = f.rewrite(|w, _| {
+            w.write_all(b"v2")?;
+            Err(std::io::Error::other("disk full"))
+        });
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read(f.path()).unwrap(), b"v1");
+        assert!(!with_suffix(f.path(), ".tmp").exists());
+    }
+}
