@@ -28,7 +28,8 @@
 //! next frame starts; [`CacheWriter::finish`] renames every frame file to its final name at
 //! the end, so an interrupted or failed bake leaves the finished frames as
 //! `shirt.0001.geo.partial`, ... and never mixes them into an existing sequence.
-use super::{partial_path, write_error, CacheMeta, CacheWriter, FramePattern};
+use super::partial::{Partial, PartialSequence};
+use super::{CacheMeta, CacheWriter, FramePattern};
 use crate::error::{Error, Result};
 use crate::format::text::{bounds, check_finite, f32_text, to_f32};
 use crate::Vec3;
@@ -42,8 +43,7 @@ pub const FILE_VERSION: &str = "18.5.0";
 /// Writes a `.geo` sequence, one file per frame.
 #[derive(Debug)]
 pub struct GeoWriter {
-    out: PathBuf,
-    partial: PathBuf,
+    files: PartialSequence,
     pattern: FramePattern,
     start_frame: i32,
     points: usize,
@@ -53,8 +53,6 @@ pub struct GeoWriter {
     topology: String,
     vertex_attributes: String,
     primitives: String,
-    /// Final and partial path of every finished frame.
-    written: Vec<(PathBuf, PathBuf)>,
 }
 
 impl GeoWriter {
@@ -108,8 +106,7 @@ impl GeoWriter {
         );
         primitives.push_str("]\n\t\t]\n\t]\n]\n");
         Ok(GeoWriter {
-            out: out.to_path_buf(),
-            partial: partial_path(out),
+            files: PartialSequence::new(out),
             pattern,
             start_frame: meta.start_frame,
             points: meta.points,
@@ -117,7 +114,6 @@ impl GeoWriter {
             topology,
             vertex_attributes,
             primitives,
-            written: Vec::new(),
         })
     }
 
@@ -166,32 +162,19 @@ impl CacheWriter for GeoWriter {
             )));
         }
         check_finite(points)?;
-        let frame = self.start_frame + self.written.len() as i32;
+        let frame = self.start_frame + self.files.frames() as i32;
         let p: Vec<[f32; 3]> = points.iter().map(to_f32).collect();
         let text = self.frame_text(&p);
-        let path = self.pattern.path(frame);
-        let partial = partial_path(&path);
-        if let Err(e) = std::fs::write(&partial, text) {
-            let _ = std::fs::remove_file(&partial); // only complete frame files remain
-            return Err(write_error(&partial)(e));
-        }
-        self.written.push((path, partial));
-        Ok(())
+        self.files
+            .add_frame(self.pattern.path(frame), text.as_bytes())
     }
 
     fn finish(self: Box<Self>) -> Result<PathBuf> {
-        for (path, partial) in &self.written {
-            std::fs::rename(partial, path).map_err(write_error(path))?;
-        }
-        Ok(self.out.clone())
+        self.files.publish()
     }
 
-    fn partial_path(&self) -> &Path {
-        &self.partial
-    }
-
-    fn frames_written(&self) -> usize {
-        self.written.len()
+    fn partial(&self) -> &dyn Partial {
+        &self.files
     }
 }
 

@@ -20,9 +20,12 @@
 //! | `.geo` | one complete file per frame, `<frame file>.partial`; all renamed at the end |
 //!
 //! If a write fails part-way (a full disk), the writer cuts the partial file back to its
-//! last valid state before returning the error.
+//! last valid state before returning the error. The plumbing all formats share (creating
+//! the partial file, counting frames, restoring on error, publishing by rename) lives in
+//! [`partial`]; each writer holds only its format's bytes.
 pub mod houdini_geo;
 pub mod mdd;
+pub mod partial;
 pub mod pc2;
 pub mod usd;
 
@@ -30,6 +33,7 @@ pub mod usd;
 mod tests;
 
 pub use crate::format::FramePattern;
+pub use partial::{partial_path, Partial};
 
 use crate::error::{Error, Result};
 use crate::format::text;
@@ -45,11 +49,17 @@ pub trait CacheWriter {
     /// Completes the cache and moves it to its final path; returns that path (for a
     /// sequence, its pattern).
     fn finish(self: Box<Self>) -> Result<PathBuf>;
+    /// The partial output being written.
+    fn partial(&self) -> &dyn Partial;
     /// Path of the partial file being written (for a sequence, the pattern of the partial
     /// frame files).
-    fn partial_path(&self) -> &Path;
+    fn partial_path(&self) -> &Path {
+        self.partial().path()
+    }
     /// Frames written so far.
-    fn frames_written(&self) -> usize;
+    fn frames_written(&self) -> usize {
+        self.partial().frames()
+    }
 }
 
 /// What a writer needs to know besides the points of each frame.
@@ -140,13 +150,6 @@ impl Format {
             )),
         }
     }
-}
-
-/// `<out>.partial`.
-pub fn partial_path(out: &Path) -> PathBuf {
-    let mut s = out.as_os_str().to_owned();
-    s.push(".partial");
-    PathBuf::from(s)
 }
 
 /// Checks up front, before any simulation time is spent, that `out` can be written for
@@ -278,7 +281,6 @@ pub fn output_faces(g: &Garment) -> Cow<'_, OutputFaces> {
     Cow::Owned(faces)
 }
 
-/// The error of a failed write to `path`.
 /// Checks one frame of a binary cache (`expected` points, all finite in f32) and packs it
 /// as f32 x, y, z per point with `encode` (little- or big-endian bytes of one f32).
 pub(crate) fn pack_frame(
@@ -301,20 +303,4 @@ pub(crate) fn pack_frame(
         }
     }
     Ok(buf)
-}
-
-/// Flushes `partial` to disk and renames it over `out` (the last step of every writer).
-pub(crate) fn publish(partial: &Path, out: &Path) -> Result<PathBuf> {
-    std::fs::File::open(partial)
-        .and_then(|f| f.sync_all())
-        .map_err(write_error(partial))?;
-    std::fs::rename(partial, out).map_err(write_error(out))?;
-    Ok(out.to_path_buf())
-}
-
-pub(crate) fn write_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |source| Error::Output {
-        path: path.to_path_buf(),
-        source,
-    }
 }

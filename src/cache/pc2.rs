@@ -12,30 +12,27 @@
 //! Each frame is appended first and the header's sample count rewritten after, so the
 //! partial file is valid after every frame (a crash in between leaves a valid file that
 //! ignores the trailing frame). A failed write cuts the file back to its finished frames.
-use super::{partial_path, write_error, CacheWriter};
+use super::partial::{Partial, PartialFile};
+use super::CacheWriter;
 use crate::error::{Error, Result};
 use crate::Vec3;
-use std::fs::File;
-use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// Header size in bytes.
 const HEADER: u64 = 32;
+/// Byte offset of the header's sample count.
+const SAMPLES_AT: u64 = 28;
 
 /// Writes a PC2 file through `<out>.partial`.
 #[derive(Debug)]
 pub struct Pc2Writer {
-    out: PathBuf,
-    partial: PathBuf,
-    file: File,
+    file: PartialFile,
     points: usize,
-    samples: u32,
 }
 
 impl Pc2Writer {
     /// Creates `<out>.partial` with a header for `points` points starting at `start_frame`.
     pub fn create(out: &Path, points: usize, start_frame: f32) -> Result<Self> {
-        let partial = partial_path(out);
         let n = i32::try_from(points)
             .map_err(|_| Error::input(out, None, "too many points for a PC2 file"))?;
         let mut header = Vec::with_capacity(HEADER as usize);
@@ -45,53 +42,36 @@ impl Pc2Writer {
         header.extend_from_slice(&start_frame.to_le_bytes());
         header.extend_from_slice(&1.0f32.to_le_bytes());
         header.extend_from_slice(&0i32.to_le_bytes());
-        let err = write_error(&partial);
-        let mut file = File::create(&partial).map_err(&err)?;
-        file.write_all(&header).map_err(&err)?;
         Ok(Pc2Writer {
-            out: out.to_path_buf(),
-            partial: partial.clone(),
-            file,
+            file: PartialFile::create(out, &header)?,
             points,
-            samples: 0,
         })
-    }
-
-    /// Appends the frame and bumps the header's count; the caller restores on error.
-    fn append(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        self.file.seek(SeekFrom::End(0))?;
-        self.file.write_all(buf)?;
-        self.file.seek(SeekFrom::Start(28))?;
-        self.file.write_all(&(self.samples + 1).to_le_bytes())
     }
 }
 
 impl CacheWriter for Pc2Writer {
     fn write_frame(&mut self, points: &[Vec3]) -> Result<()> {
         let buf = super::pack_frame(points, self.points, "PC2", f32::to_le_bytes)?;
-        if let Err(e) = self.append(&buf) {
-            // Back to the finished frames (a full disk frees the space again).
-            let valid = HEADER + u64::from(self.samples) * self.points as u64 * 12;
-            let _ = self.file.set_len(valid);
-            let _ = self.file.seek(SeekFrom::Start(28));
-            let _ = self.file.write_all(&self.samples.to_le_bytes());
-            return Err(write_error(&self.partial)(e));
-        }
-        self.samples += 1;
-        Ok(())
+        let samples = self.file.frames() as u32;
+        let valid = HEADER + u64::from(samples) * self.points as u64 * 12;
+        self.file.add_frame(
+            |f| {
+                f.append(&buf)?;
+                f.write_at(SAMPLES_AT, &(samples + 1).to_le_bytes())
+            },
+            |f| {
+                let cut = f.truncate(valid);
+                f.write_at(SAMPLES_AT, &samples.to_le_bytes()).and(cut)
+            },
+        )
     }
 
     fn finish(self: Box<Self>) -> Result<PathBuf> {
-        self.file.sync_all().map_err(write_error(&self.partial))?;
-        super::publish(&self.partial, &self.out)
+        self.file.publish()
     }
 
-    fn partial_path(&self) -> &Path {
-        &self.partial
-    }
-
-    fn frames_written(&self) -> usize {
-        self.samples as usize
+    fn partial(&self) -> &dyn Partial {
+        &self.file
     }
 }
 

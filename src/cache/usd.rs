@@ -33,14 +33,13 @@
 //! of the lines of spaces reserved for every frame when the file was created (whitespace
 //! is insignificant in `.usda`); `endTimeCode` is overwritten in its fixed-width field.
 //! Cost per frame: that frame's text only.
-use super::{partial_path, write_error, CacheMeta, CacheWriter};
+use super::partial::{Partial, PartialFile};
+use super::{CacheMeta, CacheWriter};
 use crate::error::{Error, Result};
 use crate::format::text::{bounds, check_finite, f32_text, to_f32, F32_TEXT_MAX};
 use crate::scene::UpAxis;
 use crate::Vec3;
 use std::fmt::Write as _;
-use std::fs::File;
-use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// What follows the last points sample: the dictionary's and the prim's closing braces.
@@ -56,12 +55,9 @@ const EXTENT_LINE: usize = 8 + TIME_CODE_WIDTH + 2 * (3 * F32_TEXT_MAX + 6) + 8;
 /// Writes a `.usda` cache through `<out>.partial`.
 #[derive(Debug)]
 pub struct UsdaWriter {
-    out: PathBuf,
-    partial: PathBuf,
-    file: File,
+    file: PartialFile,
     start_frame: i32,
     capacity: usize,
-    frames: usize,
     /// Byte offset of `endTimeCode`'s value.
     end_code_at: u64,
     /// Byte offset of the first reserved extent line.
@@ -85,7 +81,6 @@ impl UsdaWriter {
                 ),
             ));
         }
-        let partial = partial_path(out);
         let faces = &meta.faces;
         if faces
             .uvs
@@ -157,63 +152,29 @@ impl UsdaWriter {
         text.push_str("    point3f[] points.timeSamples = {\n");
         let tail_at = text.len() as u64;
         text.push_str(TAIL);
-        let err = write_error(&partial);
-        let mut file = File::create(&partial).map_err(&err)?;
-        file.write_all(text.as_bytes()).map_err(&err)?;
         Ok(UsdaWriter {
-            out: out.to_path_buf(),
-            partial: partial.clone(),
-            file,
+            file: PartialFile::create(out, text.as_bytes())?,
             start_frame: meta.start_frame,
             capacity: meta.frames,
-            frames: 0,
             end_code_at,
             extent_at,
             tail_at,
         })
     }
-
-    fn write_at(&mut self, at: u64, bytes: &[u8]) -> std::io::Result<()> {
-        self.file.seek(SeekFrom::Start(at))?;
-        self.file.write_all(bytes)
-    }
-
-    /// Writes frame `frame`'s points sample (then the tail), extent line and end time code.
-    fn append(&mut self, frame: i32, points: &str, extent: &str) -> std::io::Result<()> {
-        let mut block = String::with_capacity(points.len() + TAIL.len());
-        block.push_str(points);
-        block.push_str(TAIL);
-        self.write_at(self.tail_at, block.as_bytes())?;
-        let line = self.extent_at + (self.frames * EXTENT_LINE) as u64;
-        self.write_at(line, extent.as_bytes())?;
-        let code = format!("{frame:<w$}", w = TIME_CODE_WIDTH);
-        self.write_at(self.end_code_at, code.as_bytes())
-    }
-
-    /// Back to the finished frames after a failed [`Self::append`].
-    fn restore(&mut self) {
-        let blank = format!("{:w$}\n", "", w = EXTENT_LINE - 1);
-        let line = self.extent_at + (self.frames * EXTENT_LINE) as u64;
-        let last = self.start_frame + self.frames.max(1) as i32 - 1;
-        let code = format!("{last:<w$}", w = TIME_CODE_WIDTH);
-        let _ = self.file.set_len(self.tail_at);
-        let _ = self.write_at(self.tail_at, TAIL.as_bytes());
-        let _ = self.write_at(line, blank.as_bytes());
-        let _ = self.write_at(self.end_code_at, code.as_bytes());
-    }
 }
 
 impl CacheWriter for UsdaWriter {
     fn write_frame(&mut self, points: &[Vec3]) -> Result<()> {
-        if self.frames >= self.capacity {
+        let done = self.file.frames();
+        if done >= self.capacity {
             return Err(Error::Internal(format!(
                 "{}: more frames than the {} reserved",
-                self.partial.display(),
+                self.file.path().display(),
                 self.capacity
             )));
         }
         check_finite(points)?;
-        let frame = self.start_frame + self.frames as i32;
+        let frame = self.start_frame + done as i32;
         let p: Vec<[f32; 3]> = points.iter().map(to_f32).collect();
         let mut sample = String::with_capacity(16 + p.len() * 3 * 12);
         let _ = write!(sample, "        {frame}: [");
@@ -227,26 +188,43 @@ impl CacheWriter for UsdaWriter {
         let (lo, hi) = bounds(&p);
         let mut extent = format!("        {frame}: [{}, {}],", tuple(&lo), tuple(&hi));
         let _ = writeln!(extent, "{:w$}", "", w = EXTENT_LINE - 1 - extent.len());
-        if let Err(e) = self.append(frame, &sample, &extent) {
-            self.restore();
-            return Err(write_error(&self.partial)(e));
-        }
+        let line = self.extent_at + (done * EXTENT_LINE) as u64;
+        let (tail_at, end_code_at) = (self.tail_at, self.end_code_at);
+        self.file.add_frame(
+            // The points sample (then the tail), the extent line, the end time code.
+            |f| {
+                let mut block = String::with_capacity(sample.len() + TAIL.len());
+                block.push_str(&sample);
+                block.push_str(TAIL);
+                f.write_at(tail_at, block.as_bytes())?;
+                f.write_at(line, extent.as_bytes())?;
+                let code = format!("{frame:<w$}", w = TIME_CODE_WIDTH);
+                f.write_at(end_code_at, code.as_bytes())
+            },
+            // Back to the finished frames: tail, blank extent line, previous end time code.
+            |f| {
+                let blank = format!("{:w$}\n", "", w = EXTENT_LINE - 1);
+                let last = frame - i32::from(done > 0);
+                let code = format!("{last:<w$}", w = TIME_CODE_WIDTH);
+                let results = [
+                    f.truncate(tail_at),
+                    f.write_at(tail_at, TAIL.as_bytes()),
+                    f.write_at(line, blank.as_bytes()),
+                    f.write_at(end_code_at, code.as_bytes()),
+                ];
+                results.into_iter().collect()
+            },
+        )?;
         self.tail_at += sample.len() as u64;
-        self.frames += 1;
         Ok(())
     }
 
     fn finish(self: Box<Self>) -> Result<PathBuf> {
-        self.file.sync_all().map_err(write_error(&self.partial))?;
-        super::publish(&self.partial, &self.out)
+        self.file.publish()
     }
 
-    fn partial_path(&self) -> &Path {
-        &self.partial
-    }
-
-    fn frames_written(&self) -> usize {
-        self.frames
+    fn partial(&self) -> &dyn Partial {
+        &self.file
     }
 }
 
