@@ -10,8 +10,8 @@ The one plain-Python runner of both plug-ins: the Blender extension imports it a
 - launches `drape ... --progress json` with `subprocess.Popen` (`Job`), whose reader thread
   parses the JSON lines of stderr (docs/reference.md, "Progress") into a queue that the host
   drains on its own main thread (`Job.poll`),
-- cancels (`Job.cancel`: SIGTERM, after which drape stops at the next frame boundary with exit
-  code 130 and keeps `<out>.partial`),
+- cancels (`Job.cancel`: SIGTERM, after which drape stops within a second, drops the frame
+  under way, exits with code 130 and keeps `<out>.partial`),
 - surfaces errors (`Job.error`: the message of an `{"event":"error"}` line, else the last
   plain stderr lines, else the meaning of the exit code, docs/reference.md, "Exit codes").
 """
@@ -394,8 +394,8 @@ class Job:
         return self.wait(on_event=on_event)
 
     def cancel(self):
-        """Asks drape to stop: SIGTERM (CTRL_BREAK on Windows); drape finishes the current
-        frame, keeps `<out>.partial` and exits 130."""
+        """Asks drape to stop: SIGTERM (CTRL_BREAK on Windows); drape drops the frame under
+        way, keeps `<out>.partial` with the finished frames and exits 130."""
         if self._proc is None or self._proc.poll() is not None:
             return
         self.cancelled = True
