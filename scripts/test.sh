@@ -16,5 +16,8 @@ PYTHON=$(bash scripts/python-deps.sh 4.5 | tail -n 1)
 PYTHON5=$(bash scripts/python-deps.sh 5 | tail -n 1)
 export DRAPE_BIN="$PWD/target/release/drape"
 export DRAPE_DUMP_GLTF="$PWD/target/release/examples/dump_gltf_animation"
+# The Linux x64 Blender extension package of the binary under test (docs/blender.md,
+# "Release steps"): target/blender-extension/drape-<version>-linux_x64.zip.
+scripts/build-blender-extension.sh target/blender-extension
 "$PYTHON" -m pytest tests/python -q
 "$PYTHON5" -m pytest tests/python/test_blender_*.py -q
