@@ -18,13 +18,17 @@ It writes OUT/scenes.json (frames, fps, garment edges) for `measure` and scripts
 Scenes:
   figure_skirt        RiggedFigure (Cesium, CC-BY 4.0) in an A-line skirt (hem radius 1.8 x
                       waist): a cone panel whose UVs are its flat development in metres (one
-                      panel, one seam at the back), the waist ring pinned; no edge of the
-                      figure crosses the cloth at the first frame.
+                      panel, one seam at the back), bound to the hips bone, the waist ring
+                      pinned; no edge of the figure crosses the cloth at the first frame.
   figure_skirt_hands  The same skirt cut full (hem radius 3 x waist): the hanging hands pass
                       through the cloth at the first frame (issue 50's case).
+  figure_skirt_unbound
+                      The A-line skirt not bound to the rig: its pinned waist attaches to the
+                      nearest body surface at the first frame (docs/reference.md, "Pins"),
+                      which for part of the ring is a hanging hand.
   fox_cape            Fox (Walk clip) under a blanket over its back: an open cylinder of 240
                       degrees around its hips and back, pinned along the spine, in the fox's
-                      own centimetre-sized units (the file says metres: drape sees a fox 1.7
+                      own centimetre-sized units (the file says metres: drape sees a fox 165
                       "metres" long).
 
 For each garment the script counts the character's vertices inside the garment's cone and
@@ -35,7 +39,8 @@ and the cache OUT/<scene>.pc2 (or the partial cache of a failed bake) that
 scripts/outside-bench.sh leaves, and prints frames baked, exit code, ms/frame, steps/frame,
 the worst edge stretch (edge length over its length in the garment as built, which is its
 UV panel) and the deepest penetration of a garment particle into the body (its distance to
-the body's surface at a frame where it lies inside the body, `depth`).
+the body's surface at a frame where it lies inside the body, `depth`; in mm of the size the
+character was modelled at).
 """
 import argparse
 import json
@@ -201,10 +206,11 @@ def crossings(cone, body, samples=16):
     return inside, crossing, len(points)
 
 
-def figure_skirt(body, rig, hands):
+def figure_skirt(body, rig, hands=False, bound=True):
     """The figure's skirt: waist ring at the top of the hips, around their half-diagonal
     with EASE, knee length (LENGTH_OF_WAIST_HEIGHT); flared as an A-line, or as a full
-    skirt that the hands pass through (`hands`). Checks that they do, or do not."""
+    skirt that the hands pass through (`hands`; checks that they do, or do not); bound to
+    the hips bone unless not `bound`."""
     low, high = hips_box(body, rig)
     waist = Vector(((low.x + high.x) / 2, (low.y + high.y) / 2, high.z))
     r0 = EASE * math.hypot(high.x - low.x, high.y - low.y) / 2
@@ -216,6 +222,8 @@ def figure_skirt(body, rig, hands):
         raise SystemExit(f"the {'full' if hands else 'A-line'} skirt does not "
                          f"{'meet' if hands else 'clear'} the figure's hands at the first frame")
     skirt = cone.build("Skirt", *SKIRT_GRID, pinned=lambda ring, column: ring == 0)
+    if not bound:
+        return cone, skirt
     # Bound to the hips bone by an Armature modifier: the pinned waist follows the hips
     # (drape pins follow the garment's own skin) rather than the nearest body surface at the
     # first frame, which for part of the ring is the hanging hand. Not parented to the rig:
@@ -242,18 +250,22 @@ def fox_cape(body, rig):
     return cone, cone.build("Blanket", *CAPE_GRID, pinned=lambda ring, column: column == middle)
 
 
-#: scene name -> (asset file, animation clip, garment builder(body, rig)).
+#: scene name -> (asset file, animation clip, garment builder(body, rig), metres per file
+#: unit as the character was modelled: ../shared/assets/README.md).
 SCENES = {
-    "figure_skirt": ("RiggedFigure.glb", None, lambda b, r: figure_skirt(b, r, hands=False)),
-    "figure_skirt_hands": ("RiggedFigure.glb", None, lambda b, r: figure_skirt(b, r, hands=True)),
-    "fox_cape": ("Fox/Fox.gltf", "Walk", fox_cape),
+    "figure_skirt": ("RiggedFigure.glb", None, figure_skirt, 1.0),
+    "figure_skirt_hands": ("RiggedFigure.glb", None,
+                           lambda b, r: figure_skirt(b, r, hands=True), 1.0),
+    "figure_skirt_unbound": ("RiggedFigure.glb", None,
+                             lambda b, r: figure_skirt(b, r, bound=False), 1.0),
+    "fox_cape": ("Fox/Fox.gltf", "Walk", fox_cape, 0.01),
 }
 
 
 def build_scene(name, assets, out):
     """Builds scene `name` in the current Blender session and exports OUT/<name>.glb;
     returns its entry of scenes.json. The garment and the body stay in the scene."""
-    asset, action, make = SCENES[name]
+    asset, action, make, unit = SCENES[name]
     body, rig = load_character(pathlib.Path(assets) / asset, action)
     scene = bpy.context.scene
     cone, garment = make(body, rig)
@@ -262,7 +274,7 @@ def build_scene(name, assets, out):
     drape.export_gltf(bpy.context, garment, [body], str(path))
     mesh = garment.data
     entry = {
-        "glb": path.name, "body": body.name, "garment": garment.name,
+        "glb": path.name, "body": body.name, "garment": garment.name, "metres_per_unit": unit,
         "frames": [scene.frame_start, scene.frame_end], "fps": scene.render.fps,
         "body_vertices": total, "garment_vertices": len(mesh.vertices),
         "pinned": sum(1 for a in mesh.attributes["pin"].data if a.value >= 0.5),
@@ -270,10 +282,11 @@ def build_scene(name, assets, out):
         "inside": inside, "crossing_edges": crossing,
         "edges": [list(e.vertices) for e in mesh.edges],
     }
-    print(f"{name}: {asset} ({total} vertices, frames {entry['frames'][0]}..{entry['frames'][1]}"
+    print(f"{name}: {asset} ({total} Blender vertices, frames {entry['frames'][0]}..{entry['frames'][1]}"
           f" at {entry['fps']} fps) + {garment.name}: {entry['garment_vertices']} vertices, "
           f"{len(mesh.polygons)} quads, {entry['pinned']} pinned; radius {cone.r0:.3f} -> "
-          f"{cone.r1:.3f}, length {cone.length:.3f}, arc {entry['arc_deg']:.0f} deg (file units)")
+          f"{cone.r1:.3f}, length {cone.length:.3f} (file units of {unit} m), "
+          f"arc {entry['arc_deg']:.0f} deg")
     print(f"  first frame: {inside} character vertices inside the garment's cone, "
           f"{crossing} character edges cross the cloth -> {path}")
     return entry
@@ -342,7 +355,8 @@ def measure(args):
         if cache is not None:
             start, frames = metrics.read_pc2(cache)
             stretch = metrics.max_stretch(frames, entry["edges"])
-            deep, deep10 = penetration(entry, out, frames, start)
+            deep, deep10 = (entry["metres_per_unit"] * d
+                            for d in penetration(entry, out, frames, start))
         total = entry["frames"][1] - entry["frames"][0]
         print(f"| {name} | {report['garments'][0]['vertices']} | {baked} of {total} | {ms:.0f} "
               f"| {steps:.1f} | {100 * stretch:.1f}% | {1000 * deep:.1f} ({1000 * deep10:.1f})"
