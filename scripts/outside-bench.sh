@@ -12,7 +12,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 assets=$(realpath -m ../shared/assets)
 if [ ! -f "$assets/RiggedFigure.glb" ]; then
-    echo "outside-bench: $assets is missing (see issue 50): nothing to bake" >&2
+    echo "outside-bench: no $assets/RiggedFigure.glb (the outside characters are kept beside the repository, not in it): nothing to bake" >&2
     exit 0
 fi
 drape=$(realpath "${DRAPE_BIN:-target/release/drape}")

@@ -141,7 +141,7 @@ class Cone:
         return self.frame @ Vector((r * math.cos(phi), r * math.sin(phi), -t * self.length))
 
     def uv(self, t, phi):
-        """The flat development in metres: an annular sector around the apex (a rectangle
+        """The flat development, in the file's units: an annular sector around the apex (a rectangle
         for a cylinder), arc length and slant length kept."""
         k = (self.r1 - self.r0) / self.slant
         a = phi - self.start
@@ -182,7 +182,8 @@ class Cone:
         mesh = bpy.data.meshes.new(name)
         bm.to_mesh(mesh)
         bm.free()
-        pins = [1.0 if pinned(v // columns, v % columns) else 0.0 for v in range(len(mesh.vertices))]
+        pins = [1.0 if pinned(v // columns, v % columns) else 0.0
+                for v in range(len(mesh.vertices))]
         mesh.attributes.new("pin", "FLOAT", "POINT").data.foreach_set("value", pins)
         ob = bpy.data.objects.new(name, mesh)
         ob["drape_role"] = "garment"
@@ -191,8 +192,8 @@ class Cone:
 
 
 def crossings(cone, body, samples=16):
-    """(character vertices inside the cone, character edges that cross its cloth) at the
-    current frame: an edge crosses where the radial gap changes sign between two samples
+    """(character vertices inside the cone, character edges that cross its cloth, character
+    vertices) at the current frame: an edge crosses where the radial gap changes sign between two samples
     along it that both lie over the panel."""
     points, edges, _ = world_mesh(body)
     gaps = [cone.signed_gap(p) for p in points]
@@ -228,7 +229,8 @@ def figure_skirt(body, rig, hands=False, bound=True):
     # (drape pins follow the garment's own skin) rather than the nearest body surface at the
     # first frame, which for part of the ring is the hanging hand. Not parented to the rig:
     # the exporter would then write the skirt under the rig's Y-up rotation, and the cache
-    # (object-local, converted by --up z) would come back turned by it.
+    # (object-local, converted by --up z) would come back turned by it. The exporter warns
+    # "Armature must be the parent of skinned mesh" and writes the skin all the same.
     skirt.vertex_groups.new(name=hips_bone(rig)).add(range(len(skirt.data.vertices)), 1.0,
                                                      "REPLACE")
     skirt.modifiers.new("Armature", "ARMATURE").object = rig
@@ -282,7 +284,8 @@ def build_scene(name, assets, out):
         "inside": inside, "crossing_edges": crossing,
         "edges": [list(e.vertices) for e in mesh.edges],
     }
-    print(f"{name}: {asset} ({total} Blender vertices, frames {entry['frames'][0]}..{entry['frames'][1]}"
+    first, last = entry["frames"]
+    print(f"{name}: {asset} ({total} Blender vertices, frames {first}..{last}"
           f" at {entry['fps']} fps) + {garment.name}: {entry['garment_vertices']} vertices, "
           f"{len(mesh.polygons)} quads, {entry['pinned']} pinned; radius {cone.r0:.3f} -> "
           f"{cone.r1:.3f}, length {cone.length:.3f} (file units of {unit} m), "
