@@ -20,12 +20,15 @@ python=${PYTHON:-.venv/bin/python}
 out=$(realpath -m "${1:-target/outside}")
 "$python" scripts/outside_garments.py build --assets "$assets" --out "$out" 2>&1 \
     | grep -v -e '| INFO:' -e 'Texture.png' -e '^$' || exit 1
-for scene in $(jq -r 'keys_unsorted[]' "$out/scenes.json"); do
-    frames=$(jq -r --arg s "$scene" '.[$s].frames | "\(.[0])..\(.[1])"' "$out/scenes.json")
-    rm -f "$out/$scene.pc2" "$out/$scene.pc2.partial"
+"$python" -c 'import json, sys
+for name, scene in json.load(open(sys.argv[1])).items():
+    print(name, "%d..%d" % tuple(scene["frames"]))' "$out/scenes.json" |
+while read -r scene frames; do
+    rm -f "$out/$scene.pc2" "$out/$scene.pc2.partial" "$out/$scene.report.json"
     echo "drape simulate $scene.glb --frames $frames ..." >&2
-    timeout "${OUTSIDE_TIMEOUT:-1800}" "$drape" simulate "$out/$scene.glb" --frames "$frames" --up z -o "$out/$scene.pc2" \
-        --report "$out/$scene.report.json" --progress none 2> "$out/$scene.stderr"
+    timeout --preserve-status "${OUTSIDE_TIMEOUT:-1800}" "$drape" simulate "$out/$scene.glb" --frames "$frames" \
+        --up z -o "$out/$scene.pc2" --report "$out/$scene.report.json" --progress none \
+        < /dev/null 2> "$out/$scene.stderr"
     echo "  exit $?; $(tr '\n' ' ' < "$out/$scene.stderr" | cut -c1-400)" >&2
 done
 "$python" scripts/outside_garments.py measure --out "$out" 2>&1 \

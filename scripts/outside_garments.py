@@ -347,6 +347,9 @@ def measure(args):
           "| deepest penetration (from frame 10) | exit |")
     print("|---|---|---|---|---|---|---|---|")
     for name, entry in manifest.items():
+        if not (out / f"{name}.report.json").is_file():
+            print(f"| {name} | no report: see {out / name}.stderr |")
+            continue
         report = json.loads((out / f"{name}.report.json").read_text())
         per_frame = report["per_frame"]
         baked = len(per_frame)
