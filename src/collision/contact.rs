@@ -29,6 +29,7 @@ use super::body::BodyState;
 use super::bvh::Aabb;
 use super::geometry::{closest_point_barycentric, point_triangle_ccd_from};
 use super::layers::NearbyCloth;
+use super::overlap::Overlaps;
 use crate::linalg::pcg::Constraint;
 use crate::{Mat3, Vec3};
 
@@ -105,6 +106,9 @@ pub struct BodyContacts {
     memory: Vec<Option<Memory>>,
     /// Contacts of the current step, in particle order.
     pub contacts: Vec<Contact>,
+    /// Particles that started inside a body: they make no contact with it until they
+    /// have left it ([`super::overlap`]).
+    pub overlaps: Overlaps,
 }
 
 /// Outcome of testing one particle.
@@ -163,18 +167,20 @@ impl BodyContacts {
         let n = x.len();
         self.memory.resize(n, None);
         let memory = &self.memory;
+        let overlaps = &self.overlaps;
         let contact_of = |i: usize| -> Option<Contact> {
             if fixed[i] {
                 return None;
             }
+            let find_hit = |x0, pred, h| find_hit(bodies, x0, pred, h, overlaps.body_of(i));
             let pred = x[i] + h * v[i] + h * h * g;
-            let hit = find_hit(bodies, x[i], pred, h)?;
+            let hit = find_hit(x[i], pred, h)?;
             let mem = memory[i].filter(|m| m.body == hit.body);
             let approach = -(v[i] - hit.body_velocity).dot(&hit.normal) * h;
             let landing = approach > 0.5 * bodies[hit.body].thickness;
             if let (None, Some(a), false, false) = (mem, accel, layers.near(i), landing) {
                 let a = a[i] * (g.norm() / a[i].norm()).min(1.0);
-                find_hit(bodies, x[i], x[i] + h * v[i] + h * h * a, h)?;
+                find_hit(x[i], x[i] + h * v[i] + h * h * a, h)?;
             }
             if let Some(m) = mem {
                 let outside = hit.d0 >= 0.9 * bodies[hit.body].thickness;
@@ -185,7 +191,7 @@ impl BodyContacts {
                     // Released last step (attractive force): only its own momentum
                     // carrying it into the body brings it back.
                     let inertial = x[i] + h * v[i];
-                    find_hit(bodies, x[i], inertial, h)?;
+                    find_hit(x[i], inertial, h)?;
                 }
             }
             let body = &bodies[hit.body];
@@ -358,11 +364,23 @@ impl BodyContacts {
 
     /// Deepest penetration below the surface among `x` at the end of the step, as a
     /// fraction of each body's thickness (0 if none): the step check of Baraff §7 extended
-    /// to contact trouble.
-    pub fn max_penetration(bodies: &[BodyState], x: &[Vec3]) -> f64 {
-        let deepest = |p: Vec3| {
+    /// to contact trouble. A particle inside the body it started in (`overlaps`) does not
+    /// count against that body, nor does a `fixed` one (a pin goes where it is led).
+    pub fn max_penetration(
+        bodies: &[BodyState],
+        x: &[Vec3],
+        fixed: &[bool],
+        overlaps: &Overlaps,
+    ) -> f64 {
+        let deepest = |i: usize, p: Vec3| {
             let mut worst: f64 = 0.0;
-            for body in bodies {
+            if fixed[i] {
+                return worst;
+            }
+            for (bi, body) in bodies.iter().enumerate() {
+                if overlaps.body_of(i) == Some(bi) {
+                    continue;
+                }
                 let q = Aabb { min: p, max: p }.inflate(body.thickness);
                 let mut best: Option<(f64, f64)> = None;
                 body.candidates(&q, |t| {
@@ -385,8 +403,9 @@ impl BodyContacts {
             worst
         };
         let mut partials = Vec::new();
-        crate::parallel::chunks(x, PARTICLE_CHUNK, &mut partials, |_, part| {
-            part.iter().fold(0.0, |m: f64, &p| m.max(deepest(p)))
+        crate::parallel::chunks(x, PARTICLE_CHUNK, &mut partials, |k, part| {
+            let first = k * PARTICLE_CHUNK;
+            (part.iter().enumerate()).fold(0.0, |m: f64, (j, &p)| m.max(deepest(first + j, p)))
         });
         partials.into_iter().fold(0.0, f64::max)
     }
@@ -427,17 +446,34 @@ fn alteration(tau: f64, d0: f64, over_cloth: bool) -> f64 {
 }
 
 /// The contact of a particle moving `x0 → pred` over a step of `h`, if any: the earliest
-/// continuous hit, else the nearest triangle within the thickness at the step's end.
-fn find_hit(bodies: &[BodyState], x0: Vec3, pred: Vec3, h: f64) -> Option<Hit> {
-    find_hit_with(bodies, x0, pred, h, true)
+/// continuous hit, else the nearest triangle within the thickness at the step's end; the
+/// body `let_through` (the one the particle started inside, [`Overlaps`]) is not tested.
+fn find_hit(
+    bodies: &[BodyState],
+    x0: Vec3,
+    pred: Vec3,
+    h: f64,
+    let_through: Option<usize>,
+) -> Option<Hit> {
+    find_hit_with(bodies, x0, pred, h, true, let_through)
 }
 
 /// [`find_hit`], with the plane test that skips a still face both ends of the path lie
 /// beyond the thickness in front of ([`clear_of_still_face`]) or without it (`skip`
 /// false, the reference of the tests: the result is the same).
-fn find_hit_with(bodies: &[BodyState], x0: Vec3, pred: Vec3, h: f64, skip: bool) -> Option<Hit> {
+fn find_hit_with(
+    bodies: &[BodyState],
+    x0: Vec3,
+    pred: Vec3,
+    h: f64,
+    skip: bool,
+    let_through: Option<usize>,
+) -> Option<Hit> {
     let mut best: Option<Hit> = None;
     for (bi, body) in bodies.iter().enumerate() {
+        if let_through == Some(bi) {
+            continue;
+        }
         let tau = body.thickness;
         let mut path = Aabb::empty();
         path.include(x0);

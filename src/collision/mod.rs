@@ -5,6 +5,7 @@
 //!   edge–edge hits.
 //! * [`body`]: a body's positions at the start and end of the current step.
 //! * [`contact`]: contacts as exact PCG constraints with position alteration and friction.
+//! * [`overlap`]: cloth that starts inside a body, let through it and eased out.
 //! * [`self_contact`]: cloth self-repulsion and the crossing check.
 //! * [`layers`]: which particles have cloth between them and a body.
 //! * `pairs`: the point–triangle and edge–edge tests of self-collision.
@@ -14,6 +15,7 @@ pub mod bvh;
 pub mod contact;
 pub mod geometry;
 pub mod layers;
+pub mod overlap;
 mod pairs;
 pub mod patches;
 pub mod self_contact;

@@ -216,7 +216,13 @@ impl Simulator {
         }
         if !self.collision.bodies.is_empty() {
             let clock = Instant::now();
-            let after = BodyContacts::max_penetration(&self.collision.bodies, &x_new);
+            let overlaps = &self.collision.contacts.overlaps;
+            let after = BodyContacts::max_penetration(
+                &self.collision.bodies,
+                &x_new,
+                &self.drive.pinned,
+                overlaps,
+            );
             let worse = after > 0.1 && after > self.max_penetration();
             self.diagnostics.collision_time[0] += clock.elapsed().as_secs_f64();
             if worse {

@@ -47,6 +47,7 @@ pub use record::StepRecord;
 pub use schedule::StepSchedule;
 
 use crate::collision::contact::Contact;
+use crate::collision::overlap::Overlaps;
 use crate::collision::self_contact::SelfCollision;
 use crate::collision::{BodyContacts, BodyState};
 use crate::error::Result;
@@ -301,6 +302,8 @@ impl Simulator {
             b.advance_to(start_frame, start_frame);
         }
         self.drive.pins.attach_to_bodies(&self.collision.bodies);
+        self.collision.contacts.overlaps =
+            Overlaps::find(&self.collision.bodies, &self.state.x, &self.drive.pinned);
         Ok(self)
     }
 
@@ -312,11 +315,23 @@ impl Simulator {
         self
     }
 
-    /// Warnings about the initial state: particles that start inside a body (they are
-    /// pushed out over the first steps when less than 5 cm deep), and a 3D shape far
+    /// Warnings about the initial state: particles that start inside a body (let through
+    /// it and eased out, [`crate::collision::overlap`]; one warning per body, naming it,
+    /// the depth and the body vertex nearest the deepest particle), and a 3D shape far
     /// (over 25% stretch) from the rest panels.
     pub fn initial_warnings(&self) -> Vec<String> {
         let mut warnings = Vec::new();
+        for found in self.collision.contacts.overlaps.at_start() {
+            let body = &self.collision.bodies[found.body];
+            warnings.push(format!(
+                "{} particles of the garment start inside body '{}' (up to {:.1} mm deep, near its vertex {}); they are let through that body and eased out of it at up to {} m/s — for a clean start, move the garment clear of the body or pose the body away from it at the first frame",
+                found.particles.len(),
+                body.name,
+                1e3 * found.depth,
+                found.near_vertex,
+                crate::collision::overlap::EASE_SPEED,
+            ));
+        }
         let depth = self.max_penetration();
         if depth > 0.1 {
             warnings.push(format!(
@@ -421,7 +436,13 @@ impl Simulator {
     /// Deepest penetration of any particle below a body surface now, as a fraction of the
     /// body's thickness (0 if none).
     pub fn max_penetration(&self) -> f64 {
-        BodyContacts::max_penetration(&self.collision.bodies, &self.state.x)
+        let overlaps = &self.collision.contacts.overlaps;
+        BodyContacts::max_penetration(
+            &self.collision.bodies,
+            &self.state.x,
+            &self.drive.pinned,
+            overlaps,
+        )
     }
 
     /// Current particle positions (world space, m).

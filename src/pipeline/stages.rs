@@ -118,9 +118,11 @@ impl Simulator {
     /// release and friction next step; self-collision remembers the accepted state.
     pub(super) fn remember_contacts(&mut self, h: f64) {
         if !self.collision.bodies.is_empty() {
-            self.collision
-                .contacts
-                .remember(&self.collision.impulses, &self.state.v, h);
+            let contacts = &mut self.collision.contacts;
+            contacts.remember(&self.collision.impulses, &self.state.v, h);
+            contacts
+                .overlaps
+                .release(&self.collision.bodies, &self.state.x);
         }
         if let Some(sc) = &mut self.collision.self_collision {
             sc.accept();
@@ -204,6 +206,14 @@ impl Simulator {
         self.collision.contacts.constrain(
             &self.state.v,
             &mut self.scratch.constraints,
+            &mut self.scratch.y,
+        );
+        // Cloth that started inside a body is eased out of it (collision::overlap).
+        self.collision.contacts.overlaps.ease(
+            &self.collision.bodies,
+            &self.state.x,
+            &self.model.triangles,
+            h,
             &mut self.scratch.y,
         );
     }

@@ -39,6 +39,7 @@ fn sliding_contact(normal: Vec3, friction_dir: Vec3) -> BodyContacts {
             friction_dir,
         })],
         contacts: vec![c],
+        overlaps: Default::default(),
     }
 }
 
@@ -378,10 +379,10 @@ fn the_plane_tests_skip_only_faces_that_give_no_hit_or_are_no_nearer() {
             };
             let reach = if case % 10 == 0 { 0.1 } else { 3.0 * tau };
             let pred = x0 + rng.vec(reach);
-            let fast = find_hit_with(&bodies, x0, pred, h, true);
+            let fast = find_hit_with(&bodies, x0, pred, h, true, None);
             assert_eq!(
                 fast,
-                find_hit_with(&bodies, x0, pred, h, false),
+                find_hit_with(&bodies, x0, pred, h, false, None),
                 "case {case}: x0 {x0:?}, pred {pred:?}"
             );
             hits += usize::from(fast.is_some());
