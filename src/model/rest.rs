@@ -211,17 +211,22 @@ pub(crate) fn warning(rest: Rest, panels: &[PanelRest]) -> Option<String> {
     if shaped.len() > LISTED {
         list.push(format!("{} more", shaped.len() - LISTED));
     }
-    let which = if shaped.len() == panels.len() {
-        format!("all {} UV panels", panels.len())
-    } else {
-        format!("{} of {} UV panels", shaped.len(), panels.len())
+    let (which, verb, them) = match (shaped.len(), panels.len()) {
+        (1, 1) => ("the garment's UV panel".to_string(), "differs", "its"),
+        (1, m) => (format!("1 of {m} UV panels"), "differs", "its"),
+        (n, m) if n == m => (format!("all {m} UV panels"), "differ", "their"),
+        (n, m) => (format!("{n} of {m} UV panels"), "differ", "their"),
     };
     Some(format!(
-        "{which} differ from the modelled shape by more than {:.0}% stretch (mean of the \
-         worst principal stretch: {}), so they are not its sewing pattern: the modelled shape \
-         at the first frame is their rest state — give --rest uv to keep the UV panels (the \
-         garment then pulls toward them)",
+        "{which} {verb} from the modelled shape by more than {:.0}% stretch ({}; mean of the \
+         worst principal stretch), so the UVs are not a sewing pattern there: the modelled \
+         shape at the first frame is {them} rest state — give --rest uv to keep the UV \
+         panels (the garment then pulls toward them)",
         100.0 * AUTO_TOLERANCE,
         list.join(", ")
     ))
 }
+
+#[cfg(test)]
+#[path = "rest_tests.rs"]
+mod tests;
