@@ -51,6 +51,10 @@ fn a_cylinder_skirt_with_texture_uvs_bakes_on_its_modelled_shape_by_default() {
         &GltfWriteOptions::default(),
     )
     .unwrap();
+    let o = drape(&["inspect", s(&scene), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
+    assert_eq!(v["garments"][0]["rest"], serde_json::json!(["shape"]));
+    assert!(v["garments"][0]["uv_mismatch"][0].as_f64().unwrap() > 0.15);
     let (rc, err, auto) = bake(dir.path(), &scene, None);
     assert_eq!(rc, 0, "{err}");
     assert!(

@@ -96,10 +96,16 @@ fn shape_rest_keeps_the_uv_directions_where_the_uvs_are_stretched_along_their_ax
     let g = tube_skirt(&TubeSkirtSpec::default());
     let uv = ClothModel::build_with_rest(&g, Rest::Uv, UvScale::Auto, 0.1).unwrap();
     let shape = ClothModel::build_with_rest(&g, Rest::Shape, UvScale::Auto, 0.1).unwrap();
+    // Scaled to its 3D area, the rectangle is stretched by √ρ around and 1/√ρ along, with
+    // ρ the ratio of the unrolled tube's aspect (32 chords of 2 r sin(π/32) over L) to
+    // the rectangle's (1 : 0.5).
+    let spec = TubeSkirtSpec::default();
+    let unrolled = 64.0 * spec.radius * (std::f64::consts::PI / 32.0).sin() / spec.length;
+    let rho = unrolled / (1.0 / spec.uv_height);
+    let mismatch = shape.panel_rest[0].mismatch;
     assert!(
-        shape.panel_rest[0].mismatch > 0.25,
-        "{:?}",
-        shape.panel_rest
+        (mismatch - (rho.sqrt() - 1.0)).abs() < 1e-9,
+        "{mismatch} vs ρ = {rho}"
     );
     for (t, tri) in shape.triangles.iter().enumerate() {
         let x = tri.map(|i| shape.positions[i]);
