@@ -100,7 +100,8 @@ pub struct ClothModel {
     pub positions: Vec<Vec3>,
     /// Triangles as particle indices.
     pub triangles: Vec<[usize; 3]>,
-    /// Rest state per triangle (UVs scaled to metres).
+    /// Rest state per triangle: its UVs scaled to metres, or its modelled shape's
+    /// ([`Rest`]).
     pub rest: Vec<TriangleRest>,
     /// Panel (UV island) index of each triangle.
     pub panel_of_triangle: Vec<usize>,

@@ -23,8 +23,11 @@
 //!   splits the difference evenly between warp and weft (each is off by at most half the
 //!   shear angle), where a QR factor would keep the warp exact and put it all on the weft.
 //!   Mirrored UV islands stay mirrored (`det(S D)` has the sign of `det D`).
-//! * `S · uv` does not depend on `--uv-scale` (`S` scales inversely), nor does `m_k` under
-//!   `--uv-scale auto`, which already sizes each panel to its 3D area.
+//! * Each triangle keeps its own rest corners (as across seams, Baraff §2.1 footnote 3);
+//!   neighbours agree on their shared edge's rest length, its 3D length.
+//! * `S · uv` does not depend on `--uv-scale` (`S` scales inversely). `m_k` is measured
+//!   after it: under `auto` (each panel sized to its 3D area) it sees distortion only, with
+//!   a fixed scale a wrong scale counts as mismatch too.
 //! * Bend hinges keep rest angle 0: a panel is flat cloth, and the shape's curvature comes
 //!   from its seams, pins and bodies. Taking the modelled dihedral angles as rest would make
 //!   the cloth hold the modelled folds (and any faceting of the mesh) like a shell.
