@@ -11,7 +11,7 @@ use crate::cache;
 use crate::error::{Error, Result};
 use crate::io::scene_file::GarmentSettings;
 use crate::io::Selected;
-use crate::model::{ClothModel, UvScale};
+use crate::model::{ClothModel, Rest, UvScale};
 use crate::pipeline::{ForceModel, Integrator, Simulator, SolverParams};
 use crate::scene::{Garment, Material, UpAxis};
 use crate::Vec3;
@@ -33,6 +33,11 @@ pub struct BakeSettings {
     /// Metres per UV unit. Default: [`UvScale::Auto`] (each panel's UV area made equal to
     /// its 3D area at the first frame).
     pub uv_scale: UvScale,
+    /// Rest state: the UV panels, the modelled shape at the first frame, or per panel the
+    /// panel where it matches the shape (`--rest`, docs/reference.md "Rest state").
+    /// Default: [`Rest::Auto`]; [`Rest::Uv`] when the UVs are the sewing pattern even
+    /// though the garment is modelled stretched.
+    pub rest: Rest,
     /// Frames per second (> 0). Default (`None`): the scene's, else [`DEFAULT_FPS`].
     pub fps: Option<f64>,
     /// Inclusive frame range. Default (`None`): the scene's animation range, else
@@ -63,6 +68,7 @@ impl Default for BakeSettings {
         BakeSettings {
             material: Material::default(),
             uv_scale: UvScale::Auto,
+            rest: Rest::Auto,
             fps: None,
             frames: None,
             max_step: None,
@@ -125,8 +131,12 @@ impl<'a> Bake<'a> {
                     Some(m) => Material::from_arg(m)?,
                     None => settings.material.clone(),
                 };
-            let sim = simulator(garment, &material, settings.uv_scale, &params, first, fps)?
-                .with_bodies(&s.bodies, &material, f64::from(first), fps)?;
+            let sim = simulator(garment, &material, settings, &params, first, fps)?.with_bodies(
+                &s.bodies,
+                &material,
+                f64::from(first),
+                fps,
+            )?;
             for w in sim.initial_warnings() {
                 warnings.push(format!("garment '{}': {w}", garment.name));
             }
@@ -144,12 +154,13 @@ impl<'a> Bake<'a> {
 fn simulator(
     garment: &Garment,
     material: &Material,
-    uv_scale: UvScale,
+    settings: &BakeSettings,
     params: &SolverParams,
     first: i32,
     fps: f64,
 ) -> Result<Simulator> {
-    let model = ClothModel::build(garment, uv_scale, material.density)?;
+    let model =
+        ClothModel::build_with_rest(garment, settings.rest, settings.uv_scale, material.density)?;
     let mut sim = Simulator::new(model, material, &garment.pin, params.clone());
     if let Some(anim) = &garment.animation {
         sim = sim.with_pin_animation(anim.clone(), f64::from(first), fps);

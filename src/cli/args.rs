@@ -145,6 +145,12 @@ pub struct SimulateArgs {
     /// the first frame.
     #[arg(long = "uv-scale", value_name = "auto|S", default_value = "auto")]
     pub uv_scale: String,
+    /// Rest state: `uv` the UV panels (the UVs are the sewing pattern), `shape` the
+    /// modelled shape at the first frame (seams still from the UVs), `auto` each panel's UV
+    /// layout where it matches the shape within 15% stretch and the shape elsewhere, with a
+    /// warning naming the panels. Use `uv` for a garment modelled stretched on purpose.
+    #[arg(long, value_name = "auto|uv|shape", default_value = "auto")]
+    pub rest: String,
     /// Largest time step in seconds; steps adapt below it (Baraff §7). Default: one frame.
     #[arg(long = "max-step", value_name = "S")]
     pub max_step: Option<f64>,

@@ -1,12 +1,14 @@
 //! `drape inspect`: what drape sees in a scene (docs/reference.md, "inspect --json").
 //!
 //! Every garment (meshes marked as garments, or a scene file's garments) with its welded
-//! vertex, triangle, panel, seam-edge and pinned counts and its UV problems; every body
+//! vertex, triangle, panel, seam-edge and pinned counts, the rest `--rest auto` picks for
+//! each panel with the panel's mismatch against the modelled shape, and its UV problems;
+//! every body
 //! (every other mesh) with its vertex count and animation range (`frames`: first and last
 //! sample frame, rounded; `null` for a static body).
 use super::args::InspectArgs;
 use crate::error::{Error, Result};
-use crate::model::{ClothModel, UvScale};
+use crate::model::{ClothModel, Rest, UvScale};
 use crate::scene::{Body, Garment};
 use serde_json::{json, Value};
 
@@ -30,19 +32,26 @@ pub fn run(args: &InspectArgs) -> Result<()> {
 
 /// The `garments` entry of `g`: model counts, or the UV problem that stops the model.
 pub fn garment_entry(g: &Garment) -> Result<Value> {
-    Ok(match ClothModel::build(g, UvScale::Auto, 1.0) {
-        Ok(m) => json!({
-            "name": g.name, "vertices": m.len(), "triangles": m.triangles.len(),
-            "panels": m.panels, "seam_edges": m.seam_edges, "pinned": g.pinned_count(),
-            "uv_problems": [],
-        }),
-        Err(Error::Input { message, .. }) => json!({
-            "name": g.name, "vertices": g.positions.len(), "triangles": g.triangles.len(),
-            "panels": 0, "seam_edges": 0, "pinned": g.pinned_count(),
-            "uv_problems": [message],
-        }),
-        Err(e) => return Err(e),
-    })
+    Ok(
+        match ClothModel::build_with_rest(g, Rest::Auto, UvScale::Auto, 1.0) {
+            Ok(m) => json!({
+                "name": g.name, "vertices": m.len(), "triangles": m.triangles.len(),
+                "panels": m.panels, "seam_edges": m.seam_edges, "pinned": g.pinned_count(),
+                "rest": m.panel_rest.iter().map(|p| if p.shape { "shape" } else { "uv" })
+                    .collect::<Vec<_>>(),
+                "uv_mismatch": m.panel_rest.iter().map(|p| (p.mismatch * 1e4).round() / 1e4)
+                    .collect::<Vec<_>>(),
+                "uv_problems": [],
+            }),
+            Err(Error::Input { message, .. }) => json!({
+                "name": g.name, "vertices": g.positions.len(), "triangles": g.triangles.len(),
+                "panels": 0, "seam_edges": 0, "pinned": g.pinned_count(),
+                "rest": [], "uv_mismatch": [],
+                "uv_problems": [message],
+            }),
+            Err(e) => return Err(e),
+        },
+    )
 }
 
 /// The `bodies` entry of `b`.
@@ -69,6 +78,21 @@ fn print_text(out: &Value) {
             g["seam_edges"],
             g["pinned"]
         );
+        let mismatch = g["uv_mismatch"].as_array().into_iter().flatten();
+        for (k, (rest, m)) in g["rest"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .zip(mismatch)
+            .enumerate()
+        {
+            if rest == "shape" {
+                println!(
+                    "  panel {k}: rests on the modelled shape (its UVs are {:.0}% off; --rest uv keeps them)",
+                    100.0 * m.as_f64().unwrap_or(0.0)
+                );
+            }
+        }
         for p in g["uv_problems"].as_array().into_iter().flatten() {
             println!("  UV problem: {}", p.as_str().unwrap_or("?"));
         }

@@ -1,7 +1,7 @@
 //! Flag values checked and turned into typed settings; every error says which flag and
 //! what a valid value looks like.
 use crate::error::{Error, Result};
-use crate::model::UvScale;
+use crate::model::{Rest, UvScale};
 use crate::Vec3;
 
 /// Parses `A..B` (inclusive, A ≤ B).
@@ -31,6 +31,18 @@ pub fn uv_scale(text: &str) -> Result<UvScale> {
             "--uv-scale '{text}' must be 'auto' or a positive number of metres per UV unit"
         ))),
     }
+}
+
+/// Parses `auto`, `uv` or `shape` (`--rest`).
+pub fn rest(text: &str) -> Result<Rest> {
+    [Rest::Auto, Rest::Uv, Rest::Shape]
+        .into_iter()
+        .find(|r| text.eq_ignore_ascii_case(r.name()))
+        .ok_or_else(|| {
+            Error::usage(format!(
+                "--rest '{text}' must be 'auto', 'uv' (the UV panels) or 'shape' (the modelled shape)"
+            ))
+        })
 }
 
 /// Parses `X,Y,Z` (m/s).
@@ -72,6 +84,10 @@ mod tests {
         assert_eq!(uv_scale("auto").unwrap(), UvScale::Auto);
         assert_eq!(uv_scale("0.5").unwrap(), UvScale::Fixed(0.5));
         assert!(uv_scale("-1").is_err());
+        assert_eq!(rest("auto").unwrap(), Rest::Auto);
+        assert_eq!(rest("UV").unwrap(), Rest::Uv);
+        assert_eq!(rest("shape").unwrap(), Rest::Shape);
+        assert!(rest("flat").unwrap_err().to_string().contains("--rest"));
         assert_eq!(
             vector("--wind", "1,-2,3").unwrap(),
             Vec3::new(1.0, -2.0, 3.0)

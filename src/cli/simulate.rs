@@ -74,6 +74,7 @@ fn bake_settings(args: &SimulateArgs) -> Result<BakeSettings> {
     Ok(BakeSettings {
         material: Material::from_arg(&args.material)?,
         uv_scale: settings::uv_scale(&args.uv_scale)?,
+        rest: settings::rest(&args.rest)?,
         wind,
         fps: args.fps,
         frames: args

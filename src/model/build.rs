@@ -4,18 +4,24 @@
 //! ```text
 //! s_k      = sqrt(A3D_k / AUV_k)     UvScale::Auto: metres per UV unit of panel k, from its
 //!                                    3D area A3D_k (m², first frame) and UV area AUV_k
-//! rest uv  = s_k · corner uv         per triangle corner (Baraff §2.1 footnote 3)
+//! rest uv  = s_k · corner uv         per triangle corner (Baraff §2.1 footnote 3), or the
+//!                                    modelled shape's rest per panel ([`super::rest`])
 //! m_i      = Σ_{t ∋ i} ρ a_t / 3      lumped mass (kg), ρ density (kg/m²), a_t rest area (m²)
 //! ```
 //! A particle used by no triangle (a loose vertex) gets the mean mass of the others so the
 //! system matrix stays positive definite; no force but gravity acts on it.
 use super::topology::{edges, orient, panels};
-use super::{hinges::hinges, ClothModel, TriangleRest, UvScale};
+use super::{hinges::hinges, rest, ClothModel, Rest, TriangleRest, UvScale};
 use crate::error::{Error, Result};
 use crate::scene::Garment;
 use crate::{Vec2, Vec3};
 
-pub(crate) fn build(g: &Garment, uv_scale: UvScale, density: f64) -> Result<ClothModel> {
+pub(crate) fn build(
+    g: &Garment,
+    rest_mode: Rest,
+    uv_scale: UvScale,
+    density: f64,
+) -> Result<ClothModel> {
     let err = |msg: String| Error::input(&g.source, Some(&g.name), msg);
     if !(density.is_finite() && density > 0.0) {
         return Err(Error::usage(format!(
@@ -49,7 +55,7 @@ pub(crate) fn build(g: &Garment, uv_scale: UvScale, density: f64) -> Result<Clot
     )
     .map_err(err)?;
 
-    let mut rest = Vec::with_capacity(triangles.len());
+    let mut uv_rest = Vec::with_capacity(triangles.len());
     for (t, uv) in corner_uvs.iter().enumerate() {
         let s = panel_scale[panel_of_triangle[t]];
         let r = TriangleRest::new(uv.map(|c| c * s)).ok_or_else(|| {
@@ -58,8 +64,17 @@ pub(crate) fn build(g: &Garment, uv_scale: UvScale, density: f64) -> Result<Clot
                  unit); check --uv-scale or enlarge the triangle in the UV editor"
             ))
         })?;
-        rest.push(r);
+        uv_rest.push(r);
     }
+    let (rest, panel_rest) = rest::choose(
+        rest_mode,
+        uv_rest,
+        &positions,
+        &triangles,
+        &panel_of_triangle,
+        n_panels,
+    )
+    .map_err(err)?;
 
     let mass = lumped_masses(positions.len(), &triangles, &rest, density);
     let (hinges, seam_edges) = hinges(&triangles, &corner_uvs, &rest, &edge_list);
@@ -70,6 +85,8 @@ pub(crate) fn build(g: &Garment, uv_scale: UvScale, density: f64) -> Result<Clot
         panel_of_triangle,
         panels: n_panels,
         panel_scale,
+        rest_mode,
+        panel_rest,
         hinges,
         seam_edges,
         mass,

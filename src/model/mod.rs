@@ -6,6 +6,8 @@
 //! * Panels are the UV islands (connected through shared corner UVs). Each is scaled to
 //!   metres per [`UvScale`]: `Auto` scales a panel uniformly so its UV area equals its 3D
 //!   area at the first frame.
+//! * Rest state ([`Rest`], module `rest`): the scaled UV panels, or per panel the
+//!   modelled shape at the first frame when the UVs are not its sewing pattern.
 //! * Masses: density × rest area / 3 per corner; a particle used by no triangle gets the
 //!   mean mass (so the system stays positive definite).
 //! * Hinges: one per interior edge (two triangles sharing two particles), including edges
@@ -16,9 +18,11 @@
 //!   in corner order.
 use crate::scene::Garment;
 use crate::{Result, Vec2, Vec3};
+pub use rest::{PanelRest, Rest, AUTO_TOLERANCE};
 
 mod build;
 mod hinges;
+mod rest;
 pub mod springs;
 #[cfg(test)]
 mod tests;
@@ -96,7 +100,8 @@ pub struct ClothModel {
     pub positions: Vec<Vec3>,
     /// Triangles as particle indices.
     pub triangles: Vec<[usize; 3]>,
-    /// Rest state per triangle (UVs scaled to metres).
+    /// Rest state per triangle: its UVs scaled to metres, or its modelled shape's
+    /// ([`Rest`]).
     pub rest: Vec<TriangleRest>,
     /// Panel (UV island) index of each triangle.
     pub panel_of_triangle: Vec<usize>,
@@ -104,6 +109,10 @@ pub struct ClothModel {
     pub panels: usize,
     /// Metres per UV unit chosen for each panel.
     pub panel_scale: Vec<f64>,
+    /// The rest state asked for (`--rest`).
+    pub rest_mode: Rest,
+    /// The rest chosen for each panel and its mismatch against the modelled shape.
+    pub panel_rest: Vec<PanelRest>,
     /// Bend hinges, one per interior edge.
     pub hinges: Vec<Hinge>,
     /// Number of welded edges whose two faces disagree on UVs (docs/reference.md, `inspect --json`).
@@ -114,10 +123,28 @@ pub struct ClothModel {
 
 impl ClothModel {
     /// Builds the model of `garment` (world-space positions at the first frame), with panels
-    /// scaled per `uv_scale` and masses from `density` (kg/m²). Degenerate UV triangles,
-    /// non-finite positions and missing UVs are input errors naming the garment.
+    /// scaled per `uv_scale` as its rest state ([`Rest::Uv`]) and masses from `density`
+    /// (kg/m²). Degenerate UV triangles, non-finite positions and missing UVs are input
+    /// errors naming the garment.
     pub fn build(garment: &Garment, uv_scale: UvScale, density: f64) -> Result<ClothModel> {
-        build::build(garment, uv_scale, density)
+        build::build(garment, Rest::Uv, uv_scale, density)
+    }
+
+    /// As [`ClothModel::build`], with the rest state chosen per `rest` (`--rest`); under
+    /// [`Rest::Shape`] a triangle of zero area in the modelled shape is an input error too.
+    pub fn build_with_rest(
+        garment: &Garment,
+        rest: Rest,
+        uv_scale: UvScale,
+        density: f64,
+    ) -> Result<ClothModel> {
+        build::build(garment, rest, uv_scale, density)
+    }
+
+    /// The warning of a [`Rest::Auto`] choice that took the modelled shape as the rest of
+    /// some panels (which, by how much, and how to keep the UV panels); `None` otherwise.
+    pub fn rest_warning(&self) -> Option<String> {
+        rest::warning(self.rest_mode, &self.panel_rest)
     }
 
     /// Number of particles.

@@ -317,8 +317,9 @@ impl Simulator {
 
     /// Warnings about the initial state: particles that start inside a body (let through
     /// it and eased out, [`crate::collision::overlap`]; one warning per body, naming it,
-    /// the depth and the body vertex nearest the deepest particle), and a 3D shape far
-    /// (over 25% stretch) from the rest panels.
+    /// the depth and the body vertex nearest the deepest particle), UV panels that `--rest
+    /// auto` replaced by the modelled shape ([`ClothModel::rest_warning`]), and under
+    /// `--rest uv` a 3D shape far (over 25% stretch) from the rest panels.
     pub fn initial_warnings(&self) -> Vec<String> {
         let mut warnings = Vec::new();
         for found in self.collision.contacts.overlaps.at_start() {
@@ -338,10 +339,14 @@ impl Simulator {
                 "the garment starts inside a body (up to {depth:.1}× the thickness deep); it is pushed out over the first steps — move it clear of the body for a clean start"
             ));
         }
-        let strain = self.max_strain();
+        warnings.extend(self.model.rest_warning());
+        let strain = match self.model.rest_mode {
+            crate::model::Rest::Uv => self.max_strain(),
+            _ => 0.0,
+        };
         if strain > 0.25 {
             warnings.push(format!(
-                "the garment's shape differs from its UV panels by up to {:.0}% stretch; it will snap toward them in the first frames — check the UV layout or --uv-scale",
+                "the garment's shape differs from its UV panels by up to {:.0}% stretch; it will snap toward them in the first frames — check the UV layout or --uv-scale, or give --rest auto to rest on the modelled shape where the panels do not match it",
                 100.0 * strain
             ));
         }

@@ -52,13 +52,15 @@ def fake_binary(tmp_path, body, name="drape", prelude=""):
 def test_simulate_command_line():
     cmd = runner.simulate_command(
         "/opt/drape", "/tmp/scene.usdc", "/tmp/Cloth.pc2", garments=["Cloth"], bodies=["Body"],
-        frames=(1, 24), fps=24.0, material="silk", max_step=0.005,
+        frames=(1, 24), fps=24.0, material="silk", max_step=0.005, rest="shape",
     )
     assert cmd == [
         "/opt/drape", "simulate", "/tmp/scene.usdc", "--garment", "Cloth", "--body", "Body",
         "-o", "/tmp/Cloth.pc2", "--frames", "1..24", "--fps", "24", "--material", "silk",
-        "--max-step", "0.005", "--force", "--progress", "json",
+        "--max-step", "0.005", "--rest", "shape", "--force", "--progress", "json",
     ]
+    with pytest.raises(runner.DrapeError, match="rest 'flat'"):
+        runner.simulate_command("drape", "s.usda", "o.pc2", rest="flat")
     # Defaults: the file's range and fps, drape's material; always JSON progress.
     assert runner.simulate_command("drape", "s.usda", "o.pc2", force=False) == [
         "drape", "simulate", "s.usda", "-o", "o.pc2", "--progress", "json"]

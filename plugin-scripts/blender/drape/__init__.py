@@ -3,7 +3,7 @@
 
 The active object is the garment, the other selected meshes are bodies (none selected: the
 bodies of the garment's last bake). The bake settings (material, frames, quality as the
-largest step, export format) live on the garment (`Object.drape`, `settings`), so a re-bake
+largest step, rest state, export format) live on the garment (`Object.drape`, `settings`), so a re-bake
 and Bake All repeat them. The drape binary is the preference "drape binary" if set, else the
 one packaged in the extension (`bin/drape`, scripts/build-blender-extension.sh), else drape
 on PATH. The garment (marked by the custom property `drape_role = "garment"`) and the
@@ -85,6 +85,7 @@ class DRAPE_PT_physics(bpy.types.Panel):
         own = context.object.drape
         layout.prop(own, "material")
         layout.prop(own, "max_step", text="Quality: Max Step")
+        layout.prop(own, "rest")
         layout.prop(own, "use_scene_frames")
         if not own.use_scene_frames:
             row = layout.row(align=True)

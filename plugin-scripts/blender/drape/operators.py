@@ -79,9 +79,9 @@ def _fps(scene):
 
 
 def _options(context, garment, out, export_format="USD"):
-    """The options common to drape simulate and control: the garment's frames, material and
-    max step, the scene's fps, the report beside `out`, and what the export format needs
-    (`--up z` for glTF)."""
+    """The options common to drape simulate and control: the garment's frames, material,
+    max step and rest state, the scene's fps, the report beside `out`, and what the export
+    format needs (`--up z` for glTF)."""
     scene = context.scene
     own = garment.drape
     return dict(
@@ -89,6 +89,7 @@ def _options(context, garment, out, export_format="USD"):
         fps=_fps(scene),
         material=own.material,
         max_step=own.max_step or None,
+        rest=own.rest.lower(),
         report=report_path(out),
         extra=export.UP_ARGS.get(export_format, ()),
     )

@@ -87,6 +87,14 @@ def read_report(path):
 #: Material presets of `--material` (docs/reference.md, "Materials").
 MATERIALS = ("cotton", "silk", "denim", "jersey", "leather")
 
+#: Rest states of `--rest` (docs/reference.md, "Rest state"): (value, label, description).
+RESTS = (("auto", "Auto", "The UV panels where they match the modelled shape, the modelled "
+                          "shape elsewhere (drape warns which)"),
+         ("uv", "UV Panels", "The UV panels are the sewing pattern: the garment pulls toward "
+                             "them"),
+         ("shape", "Modelled Shape", "The modelled shape at the first frame is the rest "
+                                     "state; UVs give only seams and the weave's directions"))
+
 BINARY_NAME = "drape.exe" if os.name == "nt" else "drape"
 
 
@@ -136,8 +144,8 @@ def find_binary(preference="", beside=None):
                      "plug-in's preferences")
 
 
-def _common(frames=None, fps=None, material=None, max_step=None, force=True, report=None,
-            extra=()):
+def _common(frames=None, fps=None, material=None, max_step=None, rest=None, force=True,
+            report=None, extra=()):
     args = []
     if frames is not None:
         first, last = frames
@@ -150,6 +158,10 @@ def _common(frames=None, fps=None, material=None, max_step=None, force=True, rep
         args += ["--material", str(material)]
     if max_step is not None and max_step > 0:
         args += ["--max-step", f"{float(max_step):g}"]
+    if rest:
+        if rest not in (r[0] for r in RESTS):
+            raise DrapeError(f"rest '{rest}' must be one of {', '.join(r[0] for r in RESTS)}")
+        args += ["--rest", str(rest)]
     if report:
         args += ["--report", str(report)]
     if force:
@@ -161,8 +173,8 @@ def _common(frames=None, fps=None, material=None, max_step=None, force=True, rep
 def simulate_command(binary, scene, out, garments=(), bodies=(), **options):
     """`drape simulate SCENE [--garment G]... [--body B]... -o OUT [options] --progress json`.
 
-    options: frames=(first, last), fps, material, max_step, report (a JSON report file),
-    force (default True), extra."""
+    options: frames=(first, last), fps, material, max_step, rest ("auto", "uv" or "shape"),
+    report (a JSON report file), force (default True), extra."""
     cmd = [str(binary), "simulate", str(scene)]
     for g in garments:
         cmd += ["--garment", str(g)]

@@ -1,6 +1,6 @@
 """Bake settings that live on the garment object (`Object.drape`), so that a re-bake, a saved
 .blend reopened later and Bake All repeat them: the material, the frames, the quality (largest
-solver step), the export format and the bodies of the last bake."""
+solver step), the rest state, the export format and the bodies of the last bake."""
 import bpy
 from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty,
                        IntProperty, PointerProperty)
@@ -31,6 +31,14 @@ class DrapeSettings(bpy.types.PropertyGroup):
         description="Cloth material preset (drape --material)",
         items=[(m, m.capitalize(), f"drape's {m} preset") for m in runner.MATERIALS],
         default="cotton",
+    )
+    rest: EnumProperty(
+        name="Rest State",
+        description="What the cloth relaxes toward (drape --rest): Auto takes the UV panels "
+                    "where they match the modelled shape and the modelled shape where the UVs "
+                    "are not a sewing pattern (a primitive's or a texture's UVs)",
+        items=[(value.upper(), label, text) for value, label, text in runner.RESTS],
+        default="AUTO",
     )
     max_step: FloatProperty(
         name="Max Step",
