@@ -126,3 +126,41 @@ fn a_skirt_the_hands_pass_through_bakes_every_frame_untorn_and_leaves_the_hands(
         1e3 * worst_late
     );
 }
+
+#[test]
+fn a_frame_that_fails_names_the_cause_and_the_particles_where_it_was_found() {
+    use drape::fixtures::{bodies, sheet, SheetPins, SheetPlane, SheetSpec};
+    // A sheet held by its top edge; a ball below it jumps 0.6 m up through it in one
+    // frame. With no room to shrink the step (minimum step = maximum step), the first
+    // rejected step fails the frame.
+    let g = sheet(&SheetSpec {
+        n: 15,
+        size: 0.6,
+        plane: SheetPlane::Horizontal,
+        pins: SheetPins::TopEdge,
+        ..SheetSpec::default()
+    });
+    let mut ball = bodies::sphere(Vec3::new(0.3, -0.3, 0.3), 0.15, 12, 16);
+    let low = ball.animation.positions[0].clone();
+    let high: Vec<Vec3> = low.iter().map(|p| p + Vec3::new(0.0, 0.6, 0.0)).collect();
+    ball.animation.frames = vec![1.0, 2.0];
+    ball.animation.positions = vec![low, high];
+    let material = Material::preset("cotton").unwrap();
+    let model = ClothModel::build(&g, UvScale::Auto, material.density).unwrap();
+    let n = model.len();
+    let mut params = SolverParams::new(24.0, Vec3::y());
+    params.min_step = params.max_step;
+    let mut sim = Simulator::new(model, &material, &g.pin, params)
+        .with_bodies(&[ball], &material, 1.0, 24.0)
+        .unwrap();
+    let err = sim.advance(1.0 / 24.0).unwrap_err().to_string();
+    let trouble = sim.trouble().expect("the failed frame says where").clone();
+    println!("{err}\n{trouble:?}");
+    assert!(!trouble.particles.is_empty() && trouble.particles.iter().all(|&i| i < n));
+    let named = format!("garment particle {}", trouble.particles[0]);
+    assert!(err.contains(&named), "{err}");
+    assert!(
+        !err.contains("lower the material stiffness ratios or check the input"),
+        "{err}"
+    );
+}

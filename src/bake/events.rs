@@ -7,6 +7,7 @@
 //! when it stopped or failed, the partial caches it leaves ([`Observer::kept`]). The CLI's
 //! progress bar, its JSON progress lines and its `--report` are observers; so is the
 //! timing of `drape bench`.
+use crate::pipeline::trouble::Trouble;
 use crate::pipeline::FrameStats;
 use std::path::PathBuf;
 
@@ -77,6 +78,20 @@ pub struct Outputs {
     pub frames: usize,
 }
 
+/// Where a garment's frame failed ([`Observer::failed`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure<'a> {
+    /// The garment's name.
+    pub garment: &'a str,
+    /// The frame that could not be simulated.
+    pub frame: i32,
+    /// What the rejected steps measured, in particles.
+    pub trouble: &'a Trouble,
+    /// The same place as points of the output cache (the artist's vertex order), for
+    /// selecting it in the modelling tool.
+    pub vertices: Vec<usize>,
+}
+
 /// Receives a bake's events; every method does nothing unless overridden.
 pub trait Observer {
     /// The bake starts (sent once, before its first frame, even if it is resumed).
@@ -89,6 +104,8 @@ pub trait Observer {
     fn done(&mut self, _outputs: &Outputs) {}
     /// The bake stopped or failed; these partial caches keep the frames finished.
     fn kept(&mut self, _partial: &Outputs) {}
+    /// A garment's frame failed (sent before the failure ends the bake), with where.
+    fn failed(&mut self, _failure: &Failure) {}
 }
 
 /// An observer that ignores everything.

@@ -33,7 +33,7 @@ mod transform;
 mod tests;
 
 pub use crate::stop::Stop;
-pub use events::{sum, Frame, Observer, Outputs, Start};
+pub use events::{sum, Failure, Frame, Observer, Outputs, Start};
 pub use prepare::{BakeSettings, DEFAULT_FPS, DEFAULT_FRAMES};
 pub use transform::CacheTransform;
 
@@ -326,7 +326,21 @@ impl<'a> Bake<'a> {
                         self.abandoned = true;
                         return Ok(Some(frame - 1));
                     }
-                    Err(e) => return Err(in_context(e, garment, t.writer(), frame, first)),
+                    Err(e) => {
+                        if let Some(trouble) = t.sim.trouble() {
+                            let vertices = (garment.output_points.iter().enumerate())
+                                .filter(|(_, p)| trouble.particles.binary_search(p).is_ok())
+                                .map(|(k, _)| k)
+                                .collect();
+                            observer.failed(&Failure {
+                                garment: &garment.name,
+                                frame,
+                                trouble,
+                                vertices,
+                            });
+                        }
+                        return Err(in_context(e, garment, t.writer(), frame, first));
+                    }
                 };
                 t.write(frame, first)?;
                 stats.push((garment.name.as_str(), s));

@@ -188,6 +188,24 @@ impl Observer for Watch<'_> {
             r.outputs(display(partial), partial.frames);
         }
     }
+
+    fn failed(&mut self, f: &bake::Failure) {
+        if let Some(r) = self.report.as_mut() {
+            let t = f.trouble;
+            r.set(
+                "trouble",
+                serde_json::json!({
+                    "garment": f.garment,
+                    "frame": f.frame,
+                    "cause": t.cause,
+                    "particles": t.particles,
+                    "vertices": f.vertices,
+                    "body": t.body,
+                    "body_speed": t.body_speed,
+                }),
+            );
+        }
+    }
 }
 
 fn display(outputs: &Outputs) -> Vec<String> {

@@ -75,6 +75,17 @@ pub struct Contact {
     pub friction: f64,
 }
 
+/// A particle found inside a body ([`BodyContacts::deepest`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Penetration {
+    /// Cloth particle.
+    pub particle: usize,
+    /// Body index.
+    pub body: usize,
+    /// Depth below the surface, in the body's thicknesses.
+    pub depth: f64,
+}
+
 /// The remembered state one sliding-friction term of [`BodyContacts::friction_terms`]
 /// is built from.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -372,8 +383,19 @@ impl BodyContacts {
         fixed: &[bool],
         overlaps: &Overlaps,
     ) -> f64 {
+        Self::deepest(bodies, x, fixed, overlaps).map_or(0.0, |d| d.depth)
+    }
+
+    /// Where [`BodyContacts::max_penetration`] is found: the deepest particle, its body and
+    /// its depth (in thicknesses); `None` if no particle is inside.
+    pub fn deepest(
+        bodies: &[BodyState],
+        x: &[Vec3],
+        fixed: &[bool],
+        overlaps: &Overlaps,
+    ) -> Option<Penetration> {
         let deepest = |i: usize, p: Vec3| {
-            let mut worst: f64 = 0.0;
+            let mut worst: Option<Penetration> = None;
             if fixed[i] {
                 return worst;
             }
@@ -395,19 +417,31 @@ impl BodyContacts {
                 // Inside only if behind the face: the closest point is the point's own
                 // projection (a point beside a rim is not inside).
                 if let Some((dist, signed)) = best {
-                    if signed < 0.0 && -signed >= 0.999 * dist {
-                        worst = worst.max(-signed / body.thickness);
+                    let depth = -signed / body.thickness;
+                    if signed < 0.0
+                        && -signed >= 0.999 * dist
+                        && worst.is_none_or(|w| depth > w.depth)
+                    {
+                        worst = Some(Penetration {
+                            particle: i,
+                            body: bi,
+                            depth,
+                        });
                     }
                 }
             }
             worst
         };
+        let deeper = |a: Option<Penetration>, b: Option<Penetration>| match (a, b) {
+            (Some(a), Some(b)) => Some(if b.depth > a.depth { b } else { a }),
+            (a, b) => a.or(b),
+        };
         let mut partials = Vec::new();
         crate::parallel::chunks(x, PARTICLE_CHUNK, &mut partials, |k, part| {
             let first = k * PARTICLE_CHUNK;
-            (part.iter().enumerate()).fold(0.0, |m: f64, (j, &p)| m.max(deepest(first + j, p)))
+            (part.iter().enumerate()).fold(None, |m, (j, &p)| deeper(m, deepest(first + j, p)))
         });
-        partials.into_iter().fold(0.0, f64::max)
+        partials.into_iter().fold(None, deeper)
     }
 }
 

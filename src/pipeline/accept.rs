@@ -150,6 +150,7 @@ impl Simulator {
     ) -> Result<bool, Rejection> {
         let finite = |p: &Vec3| p.iter().all(|c| c.is_finite());
         if !x_new.iter().all(finite) || !v_new.as_ref().is_none_or(|v| v.iter().all(finite)) {
+            self.note_trouble(&Rejection::Stretch, &x_new, h);
             return Err(Rejection::Stretch);
         }
         // A replayed schedule already reflects where the stretch was hard (see [`schedule`]).
@@ -181,6 +182,7 @@ impl Simulator {
             (0.0, None)
         };
         if jump > limit {
+            self.note_trouble(&Rejection::Stretch, &x_new, h);
             return Err(Rejection::Stretch);
         }
         let mut crossed = false;
@@ -209,6 +211,7 @@ impl Simulator {
                     self.collision.held.extend(pulled.map(|c| c.particle));
                     self.collision.held.sort_unstable();
                     self.collision.held.dedup();
+                    self.note_crossing(&crossing);
                     return Err(Rejection::SelfCrossing);
                 }
                 crossed = true;
@@ -226,6 +229,7 @@ impl Simulator {
             let worse = after > 0.1 && after > self.max_penetration();
             self.diagnostics.collision_time[0] += clock.elapsed().as_secs_f64();
             if worse {
+                self.note_trouble(&Rejection::Contact, &x_new, h);
                 return Err(Rejection::Contact);
             }
         }

@@ -22,6 +22,7 @@ impl Simulator {
         };
         self.run.begin_frame();
         self.collision.held.clear();
+        self.diagnostics.trouble = None;
         // Stop when the remainder is a rounding residue of the frame length.
         while end - self.state.time > 1e-9 * duration.max(1e-12) {
             if self.stop.requested() {
@@ -97,22 +98,20 @@ impl Simulator {
         }
     }
 
-    /// The error of a step that kept being rejected for `why` down to the minimum step.
+    /// The error of a step that kept being rejected for `why` down to the minimum step:
+    /// the cause measured, where, and what to do ([`super::trouble`]).
     fn failure(&self, why: Rejection) -> Error {
         Error::Simulation(format!(
-            "at t = {:.4} s {} even at the minimum step {} s; \
-             lower the material stiffness ratios or check the input for \
-             overlapping or extremely small triangles",
+            "at t = {:.4} s {}",
             self.state.time,
-            why.reason(),
-            self.params.min_step
+            self.trouble_message(&why)
         ))
     }
 }
 
 impl Rejection {
     /// What kept failing, for the error of a step that fell below the minimum.
-    fn reason(&self) -> &'static str {
+    pub(super) fn reason(&self) -> &'static str {
         match self {
             Rejection::Solve => "the linear solve did not converge",
             Rejection::Stretch => "the cloth stretch kept jumping",

@@ -40,6 +40,7 @@ mod stages;
 pub mod step_control;
 mod stretch_check;
 pub mod stretch_limit;
+pub mod trouble;
 pub mod workers;
 
 pub use params::{ForceModel, Integrator, SolverParams, CONTROL_CG_TOLERANCE};
@@ -207,6 +208,8 @@ struct Diagnostics {
     /// `max_stretch_change` (0 where the check is off): the step grows only after calm steps
     /// ([`StepControl::accept`]).
     last_jump: f64,
+    /// Where the last rejected step of this frame failed ([`trouble`]).
+    trouble: Option<trouble::Trouble>,
 }
 
 /// Why a proposed step was not accepted.

@@ -102,15 +102,12 @@ fn a_region_leaves_by_one_side_and_is_released_once_out() {
     overlaps.ease(&bodies, &x, &tris, h, &mut y);
     // Every particle inside moves along +z (the sheet's normal, toward the nearer face
     // z = a), by the speed bound; none of the others moves.
-    for i in 0..x.len() {
+    for (i, yi) in y.iter().enumerate() {
         if inside.contains(&i) {
-            assert!(
-                (y[i] - Vec3::new(0.0, 0.0, EASE_SPEED * h)).norm() < 1e-12,
-                "{i}: {:?}",
-                y[i]
-            );
+            let expected = Vec3::new(0.0, 0.0, EASE_SPEED * h);
+            assert!((yi - expected).norm() < 1e-12, "{i}: {yi:?}");
         } else {
-            assert_eq!(y[i], Vec3::zeros());
+            assert_eq!(*yi, Vec3::zeros());
         }
     }
     // Still inside after half the way: kept; past the face: released.

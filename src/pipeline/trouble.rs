@@ -1,0 +1,174 @@
+//! Where and why a frame failed: what the rejected steps measured (the particle deepest
+//! inside which body, the triangle whose stretch jumped, the particles that passed through
+//! the cloth), kept from the last rejection so that the error names the real cause and
+//! what the artist can do, and `--report` says where in the garment it was.
+use super::stretch_check::stretch_measure;
+use super::{Rejection, Simulator};
+use crate::collision::BodyContacts;
+use crate::Vec3;
+
+/// What a step was rejected for, and where.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trouble {
+    /// `"solve"`, `"stretch"`, `"contact"` or `"self_crossing"`.
+    pub cause: &'static str,
+    /// Garment particles where it was found (sorted; empty for a solve that failed).
+    pub particles: Vec<usize>,
+    /// The body a particle ended inside (contact).
+    pub body: Option<String>,
+    /// Speed (m/s) of that body's surface near the particle over the step.
+    pub body_speed: Option<f64>,
+}
+
+/// Speed (m/s) above which a body's surface is taken to move faster than cloth can be
+/// carried along (a walking character's hands move at about 1–2 m/s).
+const FAST_BODY: f64 = 5.0;
+
+impl Simulator {
+    /// Remembers where the proposed step `x_new` of size `h` failed for `why`.
+    pub(super) fn note_trouble(&mut self, why: &Rejection, x_new: &[Vec3], h: f64) {
+        let trouble = match why {
+            Rejection::Contact => {
+                let overlaps = &self.collision.contacts.overlaps;
+                let bodies = &self.collision.bodies;
+                BodyContacts::deepest(bodies, x_new, &self.drive.pinned, overlaps).map(|d| {
+                    let body = &bodies[d.body];
+                    let p = x_new[d.particle];
+                    let speed = (0..body.x1.len())
+                        .min_by(|&a, &b| {
+                            let da = (body.x1[a] - p).norm_squared();
+                            da.total_cmp(&(body.x1[b] - p).norm_squared())
+                        })
+                        .map(|v| (body.x1[v] - body.x0[v]).norm() / h);
+                    Trouble {
+                        cause: "contact",
+                        particles: vec![d.particle],
+                        body: Some(body.name.clone()),
+                        body_speed: speed,
+                    }
+                })
+            }
+            Rejection::Stretch => {
+                let bad: Vec<usize> = (0..x_new.len())
+                    .filter(|&i| !x_new[i].iter().all(|c| c.is_finite()))
+                    .collect();
+                let particles = if bad.is_empty() {
+                    self.worst_stretch_change(x_new).to_vec()
+                } else {
+                    bad
+                };
+                Some(Trouble {
+                    cause: "stretch",
+                    particles: sorted(particles),
+                    body: None,
+                    body_speed: None,
+                })
+            }
+            _ => None,
+        };
+        if trouble.is_some() {
+            self.diagnostics.trouble = trouble;
+        }
+    }
+
+    /// Remembers the particles of a step rejected for passing cloth through itself.
+    pub(super) fn note_crossing(&mut self, particles: &[usize]) {
+        self.diagnostics.trouble = Some(Trouble {
+            cause: "self_crossing",
+            particles: sorted(particles.to_vec()),
+            body: None,
+            body_speed: None,
+        });
+    }
+
+    /// The corners of the triangle whose stretch `(‖w_u‖, ‖w_v‖)` changes most from now to
+    /// `x_new` (Baraff eq. 9).
+    fn worst_stretch_change(&self, x_new: &[Vec3]) -> [usize; 3] {
+        let (tris, rest) = (&self.model.triangles, &self.model.rest);
+        let change = |k: usize| {
+            let [a0, b0] = stretch_measure(&tris[k], &rest[k], &self.state.x);
+            let [a1, b1] = stretch_measure(&tris[k], &rest[k], x_new);
+            (a1 - a0).abs().max((b1 - b0).abs())
+        };
+        (0..tris.len())
+            .max_by(|&a, &b| change(a).total_cmp(&change(b)))
+            .map_or([0; 3], |k| tris[k])
+    }
+
+    /// Where the last rejected step failed, if it was measured: the trouble of a failed
+    /// frame (`--report`).
+    pub fn trouble(&self) -> Option<&Trouble> {
+        self.diagnostics.trouble.as_ref()
+    }
+
+    /// What kept failing down to the minimum step, where, and what to do about it.
+    pub(super) fn trouble_message(&self, why: &Rejection) -> String {
+        let t = self.diagnostics.trouble.as_ref();
+        let at = |i: usize| {
+            let p = self.state.x[i];
+            format!(
+                "garment particle {i} (at {:.3}, {:.3}, {:.3} m)",
+                p.x, p.y, p.z
+            )
+        };
+        let min = self.params.min_step;
+        match (why, t) {
+            (Rejection::Contact, Some(t)) if !t.particles.is_empty() => {
+                let body = t.body.as_deref().unwrap_or("?");
+                let advice = match t.body_speed {
+                    Some(v) if v > FAST_BODY => format!(
+                        "the body's surface there moves at {v:.1} m/s, faster than the cloth \
+                         can be carried along: check its animation for a jump at this frame"
+                    ),
+                    _ => "the cloth is caught there (between the body and a pin, between two \
+                          bodies, or pressed in by cloth around it): check that the pins hold \
+                          the garment clear of the body at this frame, or give the body a \
+                          smaller thickness"
+                        .to_string(),
+                };
+                format!(
+                    "cloth kept ending up inside body '{body}' near {} even at the minimum \
+                     step {min} s; {advice}",
+                    at(t.particles[0])
+                )
+            }
+            (Rejection::Stretch, Some(t)) if !t.particles.is_empty() => {
+                let strain = self.max_strain();
+                let advice = if self.model.rest_mode == crate::model::Rest::Uv && strain > 0.25 {
+                    format!(
+                        "the garment's shape differs from its UV panels by {:.0}%: give --rest \
+                         auto (or shape) to rest on the modelled shape",
+                        100.0 * strain
+                    )
+                } else {
+                    "a pin or a body pulls the cloth there faster than it can stretch: check \
+                     their animation at this frame, or lower the material stiffness ratios"
+                        .to_string()
+                };
+                format!(
+                    "the cloth stretch kept jumping near {} even at the minimum step {min} s; \
+                     {advice}",
+                    at(t.particles[0])
+                )
+            }
+            (Rejection::SelfCrossing, Some(t)) if !t.particles.is_empty() => format!(
+                "the cloth kept passing through itself near {} ({} particles) even at the \
+                 minimum step {min} s; a fold or layer of the garment may cross another at \
+                 the first frame: separate them in the modelling tool",
+                at(t.particles[0]),
+                t.particles.len()
+            ),
+            _ => format!(
+                "{} even at the minimum step {min} s; lower the material stiffness ratios or \
+                 check the input for overlapping or extremely small triangles",
+                why.reason()
+            ),
+        }
+    }
+}
+
+fn sorted(mut v: Vec<usize>) -> Vec<usize> {
+    v.sort_unstable();
+    v.dedup();
+    v
+}
