@@ -67,6 +67,7 @@ pub fn in_pool<T: Send>(f: impl FnOnce() -> T + Send) -> T {
 }
 
 /// Simulates `garment` for `frames` frames at `fps` with `material` and times it.
+#[cfg(any(test, feature = "dev"))]
 pub fn run_garment(
     garment: &Garment,
     material: &Material,
@@ -74,7 +75,25 @@ pub fn run_garment(
     fps: f64,
     frames: usize,
 ) -> Result<BenchResult> {
-    run_scene_within(garment, &[], material, params, fps, frames, f64::INFINITY)
+    run_garment_until(garment, material, params, (fps, frames), &Stop::new())
+}
+
+/// [`run_garment`] that ends at the frame boundary after `stop` is requested (or inside
+/// the frame, within a step: the result then counts the frames finished).
+pub fn run_garment_until(
+    garment: &Garment,
+    material: &Material,
+    params: &SolverParams,
+    (fps, frames): (f64, usize),
+    stop: &Stop,
+) -> Result<BenchResult> {
+    timed(
+        garment,
+        &[],
+        (material, params),
+        (fps, frames, f64::INFINITY),
+        stop,
+    )
 }
 
 /// Simulates `garment` against `bodies` for `frames` frames and times it.
@@ -102,6 +121,7 @@ pub fn run_scene(
 /// after `budget_s` seconds of simulation (at least one frame is simulated); `frames` of
 /// the result is the number actually simulated and `frame_ms` their times. For runs whose
 /// cost is not known up front (the scaling benchmark at 30,000 particles).
+#[cfg(any(test, feature = "dev"))]
 pub fn run_scene_within(
     garment: &Garment,
     bodies: &[Body],
@@ -111,10 +131,27 @@ pub fn run_scene_within(
     frames: usize,
     budget_s: f64,
 ) -> Result<BenchResult> {
+    let stop = Stop::new();
+    timed(
+        garment,
+        bodies,
+        (material, params),
+        (fps, frames, budget_s),
+        &stop,
+    )
+}
+
+/// The timed bake of [`run_scene_within`], ending early on `stop`.
+fn timed(
+    garment: &Garment,
+    bodies: &[Body],
+    (material, params): (&Material, &SolverParams),
+    (fps, frames, budget_s): (f64, usize, f64),
+    stop: &Stop,
+) -> Result<BenchResult> {
     if rayon::current_thread_index().is_none() {
-        return in_pool(|| {
-            run_scene_within(garment, bodies, material, params, fps, frames, budget_s)
-        });
+        let settings = (material, params);
+        return in_pool(|| timed(garment, bodies, settings, (fps, frames, budget_s), stop));
     }
     let model = ClothModel::build(garment, UvScale::Auto, material.density)?;
     let particles = model.len();
@@ -123,9 +160,8 @@ pub fn run_scene_within(
     // Frame 0 is the garment as given; frames 1..=frames are simulated.
     let last = i32::try_from(frames).unwrap_or(i32::MAX);
     let mut bake = Bake::new(vec![Track::new(garment, sim)], (0, last), fps, UpAxis::Y);
-    let stop = Stop::new();
     let mut timing = Timing::new(budget_s, stop.clone());
-    bake.run(&mut timing, &stop)?;
+    bake.run(&mut timing, stop)?;
     let seconds = timing.started.elapsed().as_secs_f64();
     let done = timing.frame_ms.len();
     Ok(BenchResult {

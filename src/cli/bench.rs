@@ -5,23 +5,31 @@ use crate::bench::{self, BenchResult};
 use crate::error::{Error, Result};
 use crate::scene::Material;
 
-/// Runs `drape bench`.
+/// Runs `drape bench`. SIGINT/SIGTERM end it within a step, with exit 130 and the lines of
+/// the garments already timed.
 pub fn run(args: &BenchArgs) -> Result<()> {
     if args.frames == 0 {
         return Err(Error::usage("--frames must be at least 1"));
     }
+    super::interrupt::install(false);
+    let stop = super::interrupt::stop();
+    let interrupted = || {
+        Error::Interrupted(
+            "drape bench stopped by a signal; the lines above are the garments timed".into(),
+        )
+    };
     let material = Material::default();
     let mut results: Vec<BenchResult> = Vec::new();
     if args.scenes.is_empty() {
         for side in bench::SHEET_SIDES {
             let g = bench::sheet(side);
-            results.push(bench::run_garment(
-                &g,
-                &material,
-                &bench::default_params(),
-                crate::bake::DEFAULT_FPS,
-                args.frames,
-            )?);
+            let fps = crate::bake::DEFAULT_FPS;
+            let params = bench::default_params();
+            let r = bench::run_garment_until(&g, &material, &params, (fps, args.frames), &stop)?;
+            if stop.requested() {
+                return Err(interrupted());
+            }
+            results.push(r);
             if !args.json {
                 print_line(results.last().expect("just pushed"));
             }
@@ -32,7 +40,11 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             let fps = scene.fps.unwrap_or(crate::bake::DEFAULT_FPS);
             let params = crate::pipeline::SolverParams::new(fps, scene.up.vector());
             for g in &scene.garments {
-                results.push(bench::run_garment(g, &material, &params, fps, args.frames)?);
+                let r = bench::run_garment_until(g, &material, &params, (fps, args.frames), &stop)?;
+                if stop.requested() {
+                    return Err(interrupted());
+                }
+                results.push(r);
                 if !args.json {
                     print_line(results.last().expect("just pushed"));
                 }
