@@ -6,6 +6,8 @@
 //! * [`body`]: a body's positions at the start and end of the current step.
 //! * [`contact`]: contacts as exact PCG constraints with position alteration and friction.
 //! * [`overlap`]: cloth that starts inside a body, let through it and eased out.
+//! * [`untangle`]: cloth that starts crossing itself, brought back through (Baraff, Witkin
+//!   & Kass 2003, global intersection analysis).
 //! * [`self_contact`]: cloth self-repulsion and the crossing check.
 //! * [`layers`]: which particles have cloth between them and a body.
 //! * `pairs`: the point–triangle and edge–edge tests of self-collision.
@@ -19,6 +21,7 @@ pub mod overlap;
 mod pairs;
 pub mod patches;
 pub mod self_contact;
+pub mod untangle;
 
 pub use body::BodyState;
 pub use contact::BodyContacts;

@@ -229,6 +229,14 @@ impl SelfCollision {
         self.last = None;
     }
 
+    /// Forgets the sides the pairs were on (after cloth was brought back through cloth,
+    /// [`super::untangle`]): the next detection starts from the cloth as it is.
+    pub fn forget_sides(&mut self) {
+        self.previous.clear();
+        self.pending.clear();
+        self.last = None;
+    }
+
     /// Repulsion springs for every point–triangle and edge–edge pair closer than the
     /// distance at positions `x`, in a deterministic order, and position alterations
     /// (Baraff §6.2) for pairs already crossing: a point–triangle pair of the previous

@@ -50,6 +50,7 @@ pub use schedule::StepSchedule;
 use crate::collision::contact::Contact;
 use crate::collision::overlap::Overlaps;
 use crate::collision::self_contact::SelfCollision;
+use crate::collision::untangle::Untangle;
 use crate::collision::{BodyContacts, BodyState};
 use crate::error::Result;
 use crate::forces::JacobianMode;
@@ -178,6 +179,9 @@ struct Collision {
     held: Vec<usize>,
     /// Cloth self-collision (Baraff §6), when on.
     self_collision: Option<SelfCollision>,
+    /// The crossings of cloth that started crossing itself, while some are left
+    /// ([`crate::collision::untangle`]).
+    untangle: Option<Untangle>,
 }
 
 /// Buffers every step refills.
@@ -267,6 +271,10 @@ impl Simulator {
                 contacts: BodyContacts::default(),
                 impulses: Vec::new(),
                 held: Vec::new(),
+                untangle: self_collision
+                    .is_some()
+                    .then(|| Untangle::find(&model.positions, &model.triangles))
+                    .filter(|u| !u.is_done()),
                 self_collision,
             },
             scratch: Scratch {
@@ -343,6 +351,13 @@ impl Simulator {
             ));
         }
         warnings.extend(self.model.rest_warning());
+        if let Some(u) = &self.collision.untangle {
+            warnings.push(format!(
+                "the garment crosses itself at the first frame ({} edges pass through its triangles); the smaller piece cut off by the crossing ({} particles) is brought back through the cloth over the first steps — for a clean start, separate the layers in the modelling tool",
+                u.at_start(),
+                u.wrong().len()
+            ));
+        }
         let strain = match self.model.rest_mode {
             crate::model::Rest::Uv => self.max_strain(),
             _ => 0.0,
@@ -451,6 +466,12 @@ impl Simulator {
             &self.drive.pinned,
             overlaps,
         )
+    }
+
+    /// How many particles that started inside a body are still inside it
+    /// ([`crate::collision::overlap`]).
+    pub fn particles_inside_bodies(&self) -> usize {
+        self.collision.contacts.overlaps.len()
     }
 
     /// Current particle positions (world space, m).

@@ -49,7 +49,9 @@ impl Simulator {
         self.measure_contact_forces();
         let start =
             (self.integrator.keeps_history()).then(|| (self.state.x.clone(), self.state.v.clone()));
-        let tolerate_crossing = h <= self.params.max_step / 256.0;
+        // While cloth that started crossing itself is brought back, crossings are expected.
+        let tolerate_crossing =
+            h <= self.params.max_step / 256.0 || self.collision.untangle.is_some();
         let crossed = if let Integrator::Preview = self.integrator.kind() {
             self.limit_and_advance(h, tolerate_crossing)?
         } else {
@@ -127,6 +129,15 @@ impl Simulator {
         if let Some(sc) = &mut self.collision.self_collision {
             sc.accept();
         }
+        if let Some(u) = &mut self.collision.untangle {
+            u.update(&self.state.x, &self.model.triangles);
+            if u.is_done() {
+                self.collision.untangle = None;
+                if let Some(sc) = &mut self.collision.self_collision {
+                    sc.forget_sides();
+                }
+            }
+        }
     }
 
     /// Resets `y`, then finds this step's body contacts (constraints appended to
@@ -138,7 +149,13 @@ impl Simulator {
         let mut alterations = Vec::new();
         if let Some(sc) = &mut self.collision.self_collision {
             let clock = Instant::now();
-            let (repulsions, found) = sc.detect(&self.state.x);
+            let (mut repulsions, mut found) = sc.detect(&self.state.x);
+            // The piece brought back through the cloth is not held on its side.
+            if let Some(u) = &self.collision.untangle {
+                let wrong = |i: &usize| u.wrong().binary_search(i).is_ok();
+                repulsions.retain(|r| !r.nodes.iter().any(wrong));
+                found.retain(|(i, _)| !wrong(i));
+            }
             alterations = found;
             stats.self_contacts = stats.self_contacts.max(repulsions.len());
             let d = sc.distance;
@@ -146,6 +163,10 @@ impl Simulator {
             self.diagnostics.collision_time[1] += clock.elapsed().as_secs_f64();
         }
         self.detect_body_collisions(h);
+        if let Some(u) = &self.collision.untangle {
+            let (x, tris) = (&self.state.x, &self.model.triangles);
+            u.ease(x, tris, h, &mut self.scratch.y);
+        }
         for (i, y) in alterations {
             // Pins and body contacts keep their own exact targets.
             if !self.drive.pinned[i] && self.scratch.y[i] == Vec3::zeros() {

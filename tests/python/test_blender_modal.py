@@ -326,13 +326,15 @@ def test_a_failed_bake_reports_the_error_and_loads_its_partial_cache(selected, t
 
 
 def test_a_failed_bake_selects_the_vertices_its_report_names(selected, tmp_path):
-    """Exit 3 with a `--report` naming garment particles: those vertices, and only they,
-    are selected and the message says so."""
+    """Exit 3 with a `--report` whose `trouble` names cache vertices (drape's report of a
+    failed bake): those vertices, and only they, are selected (not the welded particles it
+    also names) and the message says so."""
     _, garment, _, prefs = selected
     garment.data.vertices.foreach_set("select", [True] * len(garment.data.vertices))
     fake = fake_binary(tmp_path, (
         "report = sys.argv[sys.argv.index('--report') + 1]\n"
-        "json.dump({'status': 'failed', 'failure': {'particles': [3, 5, 999999]}},"
+        "json.dump({'status': 'failed', 'trouble': {'cause': 'contact', 'particles': [7],"
+        " 'vertices': [3, 5, 999999], 'body': 'Body'}},"
         " open(report, 'w'))\n"
         "emit(event='error', code=3, message='cloth kept ending up inside a body')\n"
         "sys.exit(3)\n"))

@@ -60,12 +60,16 @@ def advice(code):
 
 
 def report_particles(report):
-    """The garment particle indices a `--report` names as the place of the trouble, [] when
-    it names none. Looks for a list of integers under `particles` at the top level, in its
-    `failure` or `error` object, or in any of its `garments`; a report without such a list
-    (drape's reports today name frames, not particles) gives []."""
+    """The garment vertex indices a `--report` names as the place of the trouble, [] when
+    it names none: `trouble.vertices` (points of the cache in Blender's vertex order,
+    docs/reference.md "Run report"), else a list of integers under `particles` at the top
+    level, in its `failure` or `error` object, or in any of its `garments`."""
     if not isinstance(report, dict):
         return []
+    trouble = report.get("trouble")
+    found = trouble.get("vertices") if isinstance(trouble, dict) else None
+    if isinstance(found, list) and found and all(isinstance(i, int) for i in found):
+        return sorted(set(found))
     places = [report, report.get("failure"), report.get("error")]
     places += [g for g in report.get("garments") or () if isinstance(g, dict)]
     for place in places:
