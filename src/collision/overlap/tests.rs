@@ -25,13 +25,18 @@ fn cube(a: f64) -> BodyState {
         .iter()
         .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]])
         .collect();
+    still_body("Cube", triangles, p)
+}
+
+/// A still body of `triangles` over `positions`, sampled at frame 1.
+fn still_body(name: &str, triangles: Vec<[usize; 3]>, positions: Vec<Vec3>) -> BodyState {
     let body = Body {
-        name: "Cube".into(),
-        source: PathBuf::from("cube.gltf"),
+        name: name.into(),
+        source: PathBuf::from(format!("{name}.gltf")),
         triangles,
         animation: Animation {
             frames: vec![1.0],
-            positions: vec![p],
+            positions: vec![positions],
         },
         thickness: None,
         friction: None,
@@ -160,18 +165,5 @@ fn merged(a: &BodyState, b: &BodyState) -> BodyState {
     positions.extend(&b.x0);
     let mut triangles = a.triangles.clone();
     triangles.extend(b.triangles.iter().map(|t| t.map(|i| i + n)));
-    let body = Body {
-        name: "Merged".into(),
-        source: PathBuf::from("merged.gltf"),
-        triangles,
-        animation: Animation {
-            frames: vec![1.0],
-            positions: vec![positions],
-        },
-        thickness: None,
-        friction: None,
-    };
-    let mut s = BodyState::new(&body, 0.004, 0.3).unwrap();
-    s.advance_to(1.0, 1.0);
-    s
+    still_body("Merged", triangles, positions)
 }
