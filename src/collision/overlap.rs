@@ -14,10 +14,11 @@
 //!               within R, exit faces outnumbering entry faces; [`exit_along`])
 //! each step     i ∈ S_b makes no contact with b (other bodies as usual); with G the
 //!               connected part of S_b (over the garment's edges) holding i:
-//!   n̄_G = Σ area normals of the triangles touching G,  ē_G = Σ_{j∈G} e_j u_j
-//!               (u_j, e_j the shortest way out of x_j among the probed directions)
-//!   d = sign(ē_G · n̄_G) n̄_G / |n̄_G|   the whole region leaves by one side of the body,
-//!               if its normals agree (|n̄_G| ≥ ½ Σ|n_t|), else d = u_i
+//!   n̄_G = Σ area normals of the triangles touching G (unit), if they agree
+//!               (|Σ| ≥ ½ Σ|n_t|)
+//!   d = ±n̄_G    the whole region leaves by one side of the body: the sign with the
+//!               smaller Σ_{j∈G} (distance out of x_j along d, R if none); without n̄_G,
+//!               d = u_i, the shortest way out of x_i among the probed directions
 //!   e_i = distance along d from x_i to where it leaves the body
 //!   y_i = min(e_i + τ, v_ease h) d          position alteration (Baraff §6.2, eq. 17)
 //! after a step  i leaves S_b once it lies outside b; from then on b meets it from outside
@@ -169,10 +170,24 @@ impl Overlaps {
             let own: Vec<Option<(Vec3, Exit)>> = (region.iter())
                 .map(|&k| shortest_exit(body, x[self.tangles[k].particle], false))
                 .collect();
-            let shared = self.region_direction(&region, &own, x, triangles);
-            for (&k, own) in region.iter().zip(own) {
-                let t = self.tangles[k];
-                let i = t.particle;
+            let members: Vec<usize> = region.iter().map(|&k| self.tangles[k].particle).collect();
+            // The side the region leaves by sooner: the smaller sum of the distances out
+            // along ±n̄ (a particle with no way out within reach counts the reach).
+            let shared = self.region_normal(&members, x, triangles).map(|n| {
+                let total = |d: Vec3| -> f64 {
+                    (members.iter())
+                        .map(|&i| {
+                            exit_along(body, x[i], d, REACH, false).map_or(REACH, |e| e.distance)
+                        })
+                        .sum()
+                };
+                if total(-n) < total(n) {
+                    -n
+                } else {
+                    n
+                }
+            });
+            for (&i, own) in members.iter().zip(own) {
                 if y[i] != Vec3::zeros() {
                     continue;
                 }
@@ -240,15 +255,14 @@ impl Overlaps {
         regions
     }
 
-    /// The one side `d` a region leaves its body by (module doc), if its normals agree.
-    fn region_direction(
+    /// The unit mean normal `n̄` of the triangles touching the region `members` (sorted
+    /// particles), if their normals agree (module doc).
+    fn region_normal(
         &self,
-        region: &[usize],
-        own: &[Option<(Vec3, Exit)>],
+        members: &[usize],
         x: &[Vec3],
         triangles: &[[usize; 3]],
     ) -> Option<Vec3> {
-        let members: Vec<usize> = region.iter().map(|&k| self.tangles[k].particle).collect();
         let touches = |t: &[usize; 3]| t.iter().any(|i| members.binary_search(i).is_ok());
         let (mut sum, mut total) = (Vec3::zeros(), 0.0);
         for t in triangles.iter().filter(|t| touches(t)) {
@@ -256,13 +270,8 @@ impl Overlaps {
             sum += n;
             total += n.norm();
         }
-        let exit: Vec3 = own.iter().flatten().map(|&(d, e)| e.distance * d).sum();
         let len = sum.norm();
-        if total <= 0.0 || len < 0.5 * total {
-            return None;
-        }
-        let n = sum / len;
-        Some(if exit.dot(&n) < 0.0 { -n } else { n })
+        (total > 0.0 && len >= 0.5 * total).then(|| sum / len)
     }
 }
 

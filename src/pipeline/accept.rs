@@ -220,13 +220,12 @@ impl Simulator {
         if !self.collision.bodies.is_empty() {
             let clock = Instant::now();
             let overlaps = &self.collision.contacts.overlaps;
-            let after = BodyContacts::max_penetration(
-                &self.collision.bodies,
-                &x_new,
-                &self.drive.pinned,
-                overlaps,
-            );
-            let worse = after > 0.1 && after > self.max_penetration();
+            let (bodies, pinned) = (&self.collision.bodies, &self.drive.pinned);
+            let after = BodyContacts::max_penetration(bodies, &x_new, overlaps, |i| !pinned[i]);
+            // Pins go where they are led, also into a body (a waist ring bound inside the
+            // hips), and pull the cloth around them in: free cloth may go as deep as they.
+            let pins = BodyContacts::max_penetration(bodies, &x_new, overlaps, |i| pinned[i]);
+            let worse = after > 0.1 && after > self.max_penetration().max(pins);
             self.diagnostics.collision_time[0] += clock.elapsed().as_secs_f64();
             if worse {
                 self.note_trouble(&Rejection::Contact, &x_new, h);

@@ -456,16 +456,13 @@ impl Simulator {
         &self.collision.contacts.contacts
     }
 
-    /// Deepest penetration of any particle below a body surface now, as a fraction of the
-    /// body's thickness (0 if none).
+    /// Deepest penetration of any free particle below a body surface now, as a fraction of
+    /// the body's thickness (0 if none).
     pub fn max_penetration(&self) -> f64 {
         let overlaps = &self.collision.contacts.overlaps;
-        BodyContacts::max_penetration(
-            &self.collision.bodies,
-            &self.state.x,
-            &self.drive.pinned,
-            overlaps,
-        )
+        BodyContacts::max_penetration(&self.collision.bodies, &self.state.x, overlaps, |i| {
+            !self.drive.pinned[i]
+        })
     }
 
     /// How many particles that started inside a body are still inside it

@@ -31,7 +31,8 @@ impl Simulator {
             Rejection::Contact => {
                 let overlaps = &self.collision.contacts.overlaps;
                 let bodies = &self.collision.bodies;
-                BodyContacts::deepest(bodies, x_new, &self.drive.pinned, overlaps).map(|d| {
+                let pinned = &self.drive.pinned;
+                BodyContacts::deepest(bodies, x_new, overlaps, |i| !pinned[i]).map(|d| {
                     let body = &bodies[d.body];
                     let p = x_new[d.particle];
                     let speed = (0..body.x1.len())

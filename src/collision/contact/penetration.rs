@@ -21,14 +21,14 @@ impl BodyContacts {
     /// Deepest penetration below the surface among `x` at the end of the step, as a
     /// fraction of each body's thickness (0 if none): the step check of Baraff §7 extended
     /// to contact trouble. A particle inside the body it started in (`overlaps`) does not
-    /// count against that body, nor does a `fixed` one (a pin goes where it is led).
+    /// count against that body; only the particles `counted` holds for are looked at.
     pub fn max_penetration(
         bodies: &[BodyState],
         x: &[Vec3],
-        fixed: &[bool],
         overlaps: &Overlaps,
+        counted: impl Fn(usize) -> bool + Sync,
     ) -> f64 {
-        Self::deepest(bodies, x, fixed, overlaps).map_or(0.0, |d| d.depth)
+        Self::deepest(bodies, x, overlaps, counted).map_or(0.0, |d| d.depth)
     }
 
     /// Where [`BodyContacts::max_penetration`] is found: the deepest particle, its body and
@@ -36,12 +36,12 @@ impl BodyContacts {
     pub fn deepest(
         bodies: &[BodyState],
         x: &[Vec3],
-        fixed: &[bool],
         overlaps: &Overlaps,
+        counted: impl Fn(usize) -> bool + Sync,
     ) -> Option<Penetration> {
         let deepest = |i: usize, p: Vec3| {
             let mut worst: Option<Penetration> = None;
-            if fixed[i] {
+            if !counted(i) {
                 return worst;
             }
             for (bi, body) in bodies.iter().enumerate() {
