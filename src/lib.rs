@@ -29,6 +29,7 @@ pub mod cache;
 pub mod cli;
 pub mod collision;
 pub mod control;
+mod disjoint_sets;
 pub mod error;
 #[cfg(feature = "dev")]
 pub mod fixtures;

@@ -75,25 +75,7 @@ pub fn run_garment(
     fps: f64,
     frames: usize,
 ) -> Result<BenchResult> {
-    run_garment_until(garment, material, params, (fps, frames), &Stop::new())
-}
-
-/// [`run_garment`] that ends at the frame boundary after `stop` is requested (or inside
-/// the frame, within a step: the result then counts the frames finished).
-pub fn run_garment_until(
-    garment: &Garment,
-    material: &Material,
-    params: &SolverParams,
-    (fps, frames): (f64, usize),
-    stop: &Stop,
-) -> Result<BenchResult> {
-    timed(
-        garment,
-        &[],
-        (material, params),
-        (fps, frames, f64::INFINITY),
-        stop,
-    )
+    run_scene_within(garment, &[], material, params, fps, frames, f64::INFINITY)
 }
 
 /// Simulates `garment` against `bodies` for `frames` frames and times it.
@@ -117,10 +99,10 @@ pub fn run_scene(
     )
 }
 
-/// Like [`run_garment`] with collision `bodies`, but stops at the first frame boundary
-/// after `budget_s` seconds of simulation (at least one frame is simulated); `frames` of
-/// the result is the number actually simulated and `frame_ms` their times. For runs whose
-/// cost is not known up front (the scaling benchmark at 30,000 particles).
+/// Like [`run_scene`], but stops at the first frame boundary after `budget_s` seconds of
+/// simulation (at least one frame is simulated); `frames` of the result is the number
+/// actually simulated and `frame_ms` their times. For runs whose cost is not known up front
+/// (the scaling benchmark at 30,000 particles).
 #[cfg(any(test, feature = "dev"))]
 pub fn run_scene_within(
     garment: &Garment,
@@ -131,18 +113,15 @@ pub fn run_scene_within(
     frames: usize,
     budget_s: f64,
 ) -> Result<BenchResult> {
-    let stop = Stop::new();
-    timed(
-        garment,
-        bodies,
-        (material, params),
-        (fps, frames, budget_s),
-        &stop,
-    )
+    let timing = (fps, frames, budget_s);
+    run_until(garment, bodies, (material, params), timing, &Stop::new())
 }
 
-/// The timed bake of [`run_scene_within`], ending early on `stop`.
-fn timed(
+/// The timed bake every benchmark runs: `garment` against `bodies` for `frames` frames at
+/// `fps`, ending at the first frame boundary after `budget_s` seconds, or within a step
+/// once `stop` is requested (`drape bench` shares the signals' stop); the result counts
+/// the frames finished.
+pub fn run_until(
     garment: &Garment,
     bodies: &[Body],
     (material, params): (&Material, &SolverParams),
@@ -151,7 +130,7 @@ fn timed(
 ) -> Result<BenchResult> {
     if rayon::current_thread_index().is_none() {
         let settings = (material, params);
-        return in_pool(|| timed(garment, bodies, settings, (fps, frames, budget_s), stop));
+        return in_pool(|| run_until(garment, bodies, settings, (fps, frames, budget_s), stop));
     }
     let model = ClothModel::build(garment, UvScale::Auto, material.density)?;
     let particles = model.len();

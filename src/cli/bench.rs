@@ -25,7 +25,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             let g = bench::sheet(side);
             let fps = crate::bake::DEFAULT_FPS;
             let params = bench::default_params();
-            let r = bench::run_garment_until(&g, &material, &params, (fps, args.frames), &stop)?;
+            let timing = (fps, args.frames, f64::INFINITY);
+            let r = bench::run_until(&g, &[], (&material, &params), timing, &stop)?;
             if stop.requested() {
                 return Err(interrupted());
             }
@@ -40,7 +41,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             let fps = scene.fps.unwrap_or(crate::bake::DEFAULT_FPS);
             let params = crate::pipeline::SolverParams::new(fps, scene.up.vector());
             for g in &scene.garments {
-                let r = bench::run_garment_until(g, &material, &params, (fps, args.frames), &stop)?;
+                let timing = (fps, args.frames, f64::INFINITY);
+                let r = bench::run_until(g, &[], (&material, &params), timing, &stop)?;
                 if stop.requested() {
                     return Err(interrupted());
                 }

@@ -32,6 +32,7 @@
 //! outside) before the region is out.
 use super::body::BodyState;
 use super::bvh::Aabb;
+use crate::disjoint_sets::DisjointSets;
 use crate::Vec3;
 
 /// Distance (m) within which the surface of a body is searched for a particle that may be
@@ -223,29 +224,21 @@ impl Overlaps {
     /// between particles inside the same body.
     fn regions(&self, triangles: &[[usize; 3]]) -> Vec<Vec<usize>> {
         let slot = |i: usize| self.tangles.binary_search_by_key(&i, |t| t.particle).ok();
-        let mut parent: Vec<usize> = (0..self.tangles.len()).collect();
-        fn root(parent: &mut [usize], mut k: usize) -> usize {
-            while parent[k] != k {
-                parent[k] = parent[parent[k]];
-                k = parent[k];
-            }
-            k
-        }
+        let mut sets = DisjointSets::new(self.tangles.len());
         for t in triangles {
             for e in 0..3 {
                 let (Some(a), Some(b)) = (slot(t[e]), slot(t[(e + 1) % 3])) else {
                     continue;
                 };
                 if self.tangles[a].body == self.tangles[b].body {
-                    let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
-                    parent[ra.max(rb)] = ra.min(rb);
+                    sets.union(a, b);
                 }
             }
         }
         let mut regions: Vec<Vec<usize>> = Vec::new();
-        let mut index_of_root = vec![usize::MAX; parent.len()];
-        for k in 0..parent.len() {
-            let r = root(&mut parent, k);
+        let mut index_of_root = vec![usize::MAX; self.tangles.len()];
+        for k in 0..self.tangles.len() {
+            let r = sets.find(k);
             if index_of_root[r] == usize::MAX {
                 index_of_root[r] = regions.len();
                 regions.push(Vec::new());

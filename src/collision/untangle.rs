@@ -25,6 +25,7 @@
 //! (they would hold it on the side it is on), and the sides the pairs were on are
 //! forgotten once the cloth is untangled.
 use super::bvh::{Aabb, Bvh};
+use crate::disjoint_sets::DisjointSets;
 use crate::Vec3;
 
 /// Speed (m/s) at which particles are brought back through the cloth they crossed.
@@ -240,14 +241,7 @@ fn segment_crosses(a: Vec3, b: Vec3, c: [Vec3; 3]) -> bool {
 /// Root of each particle's piece: the connected parts of the mesh over its edges, the
 /// crossing edges cut.
 fn pieces(n: usize, tris: &[[usize; 3]], cut: &[(usize, usize, usize)]) -> Vec<usize> {
-    let mut parent: Vec<usize> = (0..n).collect();
-    fn root(parent: &mut [usize], mut k: usize) -> usize {
-        while parent[k] != k {
-            parent[k] = parent[parent[k]];
-            k = parent[k];
-        }
-        k
-    }
+    let mut sets = DisjointSets::new(n);
     let mut cut_edges: Vec<(usize, usize)> = cut.iter().map(|&(p, q, _)| (p, q)).collect();
     cut_edges.sort_unstable();
     for t in tris {
@@ -256,9 +250,8 @@ fn pieces(n: usize, tris: &[[usize; 3]], cut: &[(usize, usize, usize)]) -> Vec<u
             if cut_edges.binary_search(&(a, b)).is_ok() {
                 continue;
             }
-            let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
-            parent[ra.max(rb)] = ra.min(rb);
+            sets.union(a, b);
         }
     }
-    (0..n).map(|k| root(&mut parent, k)).collect()
+    (0..n).map(|k| sets.find(k)).collect()
 }

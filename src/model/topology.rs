@@ -1,5 +1,6 @@
 //! Mesh topology of a garment: the edges with the triangles around them, and the panels
 //! (UV islands) found by joining triangles across edges on which they agree about the UVs.
+use crate::disjoint_sets::DisjointSets;
 use crate::Vec2;
 use std::collections::HashMap;
 
@@ -84,7 +85,7 @@ pub(crate) fn panels(
     edges: &[Edge],
     corner_uvs: &[[Vec2; 3]],
 ) -> (Vec<usize>, usize) {
-    let mut uf = UnionFind::new(n_triangles);
+    let mut uf = DisjointSets::new(n_triangles);
     for e in edges {
         for (i, s) in e.sides.iter().enumerate() {
             for t in &e.sides[i + 1..] {
@@ -106,41 +107,6 @@ pub(crate) fn panels(
         panel_of.push(label[r]);
     }
     (panel_of, count)
-}
-
-/// Disjoint sets with path halving and union by size.
-struct UnionFind {
-    parent: Vec<usize>,
-    size: Vec<usize>,
-}
-
-impl UnionFind {
-    fn new(n: usize) -> Self {
-        UnionFind {
-            parent: (0..n).collect(),
-            size: vec![1; n],
-        }
-    }
-
-    fn find(&mut self, mut x: usize) -> usize {
-        while self.parent[x] != x {
-            self.parent[x] = self.parent[self.parent[x]];
-            x = self.parent[x];
-        }
-        x
-    }
-
-    fn union(&mut self, x: usize, y: usize) {
-        let (mut x, mut y) = (self.find(x), self.find(y));
-        if x == y {
-            return;
-        }
-        if self.size[x] < self.size[y] {
-            std::mem::swap(&mut x, &mut y);
-        }
-        self.parent[y] = x;
-        self.size[x] += self.size[y];
-    }
 }
 
 /// Makes the winding of each connected piece consistent (every interior edge run in

@@ -173,3 +173,6 @@ fn sorted(mut v: Vec<usize>) -> Vec<usize> {
     v.dedup();
     v
 }
+
+#[cfg(test)]
+mod tests;
