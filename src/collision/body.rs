@@ -85,6 +85,11 @@ impl BodyState {
         self.bvh.refit(&self.boxes);
     }
 
+    /// The body's whole animation (world-space vertex positions over time).
+    pub fn animation(&self) -> &crate::scene::Animation {
+        &self.animation
+    }
+
     /// True if the body never moves.
     pub fn is_static(&self) -> bool {
         self.animation.frames.len() == 1

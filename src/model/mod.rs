@@ -26,7 +26,7 @@ mod rest;
 pub mod springs;
 #[cfg(test)]
 mod tests;
-mod topology;
+pub(crate) mod topology;
 
 /// How UV units map to metres (`--uv-scale`).
 #[derive(Debug, Clone, Copy, PartialEq)]

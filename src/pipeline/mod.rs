@@ -350,6 +350,7 @@ impl Simulator {
                 "the garment starts inside a body (up to {depth:.1}× the thickness deep); it is pushed out over the first steps — move it clear of the body for a clean start"
             ));
         }
+        warnings.extend(self.pin_spread_warning());
         warnings.extend(self.model.rest_warning());
         if let Some(u) = &self.collision.untangle {
             warnings.push(format!(

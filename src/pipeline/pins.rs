@@ -25,6 +25,25 @@ enum Target {
     Body(usize, usize, [f64; 3], Vec3),
 }
 
+/// Edge stretch, between two pinned particles, above which their targets are taken to
+/// tear the cloth between them (50%: cloth barely stretches 10% in life).
+pub const TEARING_SPREAD: f64 = 0.5;
+
+/// Two pinned particles joined by a garment edge whose targets move apart
+/// ([`Pins::largest_spread`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PinSpread {
+    /// The two particles.
+    pub particles: [usize; 2],
+    /// The bodies their targets follow (`None`: a pin fixed in space).
+    pub bodies: [Option<usize>; 2],
+    /// Strain of the edge between them if it followed the targets: distance over the
+    /// particles' first-frame distance, minus one.
+    pub stretch: f64,
+    /// The body animation frame where the targets are farthest apart.
+    pub frame: f64,
+}
+
 /// The pinned particles and their targets.
 #[derive(Debug, Clone)]
 pub struct Pins {
@@ -87,6 +106,66 @@ impl Pins {
         }
     }
 
+    /// Of the garment `edges` whose two ends are pinned and follow bodies (or a body and a
+    /// fixed point), the one whose targets move apart the most over the bodies' animation
+    /// samples from `start` on, with that stretch: a pin attached to a hand and its
+    /// neighbour attached to the hips tear the cloth between them whatever the solver does.
+    /// `x` are the first-frame positions.
+    pub fn largest_spread(
+        &self,
+        edges: &[[usize; 2]],
+        x: &[Vec3],
+        bodies: &[BodyState],
+        start: f64,
+    ) -> Option<PinSpread> {
+        let slot = |i: usize| self.particles.binary_search(&i).ok();
+        let mut frames: Vec<f64> = (bodies.iter())
+            .flat_map(|b| b.animation().frames.iter().copied())
+            .filter(|&f| f >= start)
+            .collect();
+        frames.sort_by(f64::total_cmp);
+        frames.dedup();
+        let body_of = |t: &Target| match t {
+            Target::Body(b, ..) => Some(*b),
+            _ => None,
+        };
+        let target_at = |t: &Target, frame: f64| match t {
+            Target::Fixed(p) => Some(*p),
+            Target::Own => None,
+            Target::Body(b, tri, w, offset) => {
+                let body = &bodies[*b];
+                let corners = body.triangles[*tri].map(|v| body.animation().sample_point(frame, v));
+                Some(corners[0] * w[0] + corners[1] * w[1] + corners[2] * w[2] + offset)
+            }
+        };
+        let mut best: Option<PinSpread> = None;
+        for &[a, b] in edges {
+            let (Some(sa), Some(sb)) = (slot(a), slot(b)) else {
+                continue;
+            };
+            let (ta, tb) = (&self.targets[sa], &self.targets[sb]);
+            let rest = (x[a] - x[b]).norm();
+            if body_of(ta).or(body_of(tb)).is_none() || rest <= 0.0 {
+                continue;
+            }
+            for &frame in &frames {
+                let (Some(pa), Some(pb)) = (target_at(ta, frame), target_at(tb, frame)) else {
+                    break;
+                };
+                let stretch = (pa - pb).norm() / rest - 1.0;
+                if best.as_ref().is_none_or(|s| stretch > s.stretch) {
+                    best = Some(PinSpread {
+                        particles: [a, b],
+                        bodies: [body_of(ta), body_of(tb)],
+                        stretch,
+                        frame,
+                    });
+                }
+            }
+        }
+        best
+    }
+
     /// Where every pinned particle must be at `frame1` (pairs of particle and target,
     /// m); bodies must be sampled for the step ending there (their `x1` at `frame1`).
     pub fn targets(&self, x: &[Vec3], frame1: f64, bodies: &[BodyState]) -> Vec<(usize, Vec3)> {
@@ -133,5 +212,69 @@ impl Pins {
                 z,
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::{Animation, Body};
+    use std::path::PathBuf;
+
+    /// Two small horizontal plates at y = 0 side by side, 'hips' at x < 0 and 'hand' at
+    /// x > 0; the hand plate moves `hand_dx` along +x between frames 1 and 11.
+    fn hips_and_hand(hand_dx: f64) -> BodyState {
+        let plate = |x0: f64, dx: f64| {
+            [[0.0, -0.1], [0.1, -0.1], [0.0, 0.1], [0.1, 0.1]]
+                .map(|[x, z]| Vec3::new(x0 + x + dx, 0.0, z))
+        };
+        let at = |dx: f64| [plate(-0.11, 0.0), plate(0.01, dx)].concat();
+        let body = Body {
+            name: "Figure".into(),
+            source: PathBuf::from("figure.gltf"),
+            triangles: vec![[0, 1, 2], [1, 3, 2], [4, 5, 6], [5, 7, 6]],
+            animation: Animation {
+                frames: vec![1.0, 11.0],
+                positions: vec![at(0.0), at(hand_dx)],
+            },
+            thickness: None,
+            friction: None,
+        };
+        BodyState::new(&body, 0.004, 0.3).unwrap()
+    }
+
+    #[test]
+    fn pins_following_parts_that_part_are_found_with_the_stretch_of_their_edge() {
+        // Particles 0 and 1 sit 1 cm above the hips and the hand plates, 4 cm apart (an
+        // edge); particle 2 is free. The hand moves 6 cm away: the edge would be 10 cm long,
+        // a stretch of 150%, reached at the hand's last sample (frame 11).
+        let x = [
+            Vec3::new(-0.02, 0.01, 0.0),
+            Vec3::new(0.02, 0.01, 0.0),
+            Vec3::new(0.0, 0.01, 0.05),
+        ];
+        let bodies = [hips_and_hand(0.06)];
+        let mut pins = Pins::new(&[1.0, 1.0, 0.0], &x);
+        pins.attach_to_bodies(&bodies);
+        let edges = [[0, 1], [1, 2], [0, 2]];
+        let s = pins.largest_spread(&edges, &x, &bodies, 1.0).unwrap();
+        assert_eq!(
+            (s.particles, s.bodies, s.frame),
+            ([0, 1], [Some(0), Some(0)], 11.0)
+        );
+        assert!((s.stretch - 1.5).abs() < 1e-12, "{}", s.stretch);
+        // Counted from frame 6 on (only the hand's sample at frame 11 is left): the same.
+        let later = pins.largest_spread(&edges, &x, &bodies, 6.0).unwrap();
+        assert!((later.stretch - 1.5).abs() < 1e-12);
+        // A still hand: the pins keep their distance.
+        let still = [hips_and_hand(0.0)];
+        let mut pins = Pins::new(&[1.0, 1.0, 0.0], &x);
+        pins.attach_to_bodies(&still);
+        let s = pins.largest_spread(&edges, &x, &still, 1.0).unwrap();
+        assert!(s.stretch.abs() < 1e-12, "{}", s.stretch);
+        // Pins that follow the garment's own animation are the artist's choice: none found.
+        let mut own = Pins::new(&[1.0, 1.0, 0.0], &x);
+        own.follow_animation(Animation::fixed(x.to_vec()));
+        assert_eq!(own.largest_spread(&edges, &x, &bodies, 1.0), None);
     }
 }

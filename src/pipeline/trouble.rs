@@ -2,6 +2,7 @@
 //! inside which body, the triangle whose stretch jumped, the particles that passed through
 //! the cloth), kept from the last rejection so that the error names the real cause and
 //! what the artist can do, and `--report` says where in the garment it was.
+use super::pins::TEARING_SPREAD;
 use super::stretch_check::stretch_measure;
 use super::{Rejection, Simulator};
 use crate::collision::BodyContacts;
@@ -25,6 +26,40 @@ pub struct Trouble {
 const FAST_BODY: f64 = 5.0;
 
 impl Simulator {
+    /// A warning when two pinned particles joined by an edge follow body points that move
+    /// apart by more than [`TEARING_SPREAD`] of their distance
+    /// ([`super::pins::Pins::largest_spread`]): the cloth between them will tear whatever
+    /// the solver does. An unbound pin follows the body surface nearest to it at the first
+    /// frame, which for part of a waist ring can be a hanging hand.
+    pub(super) fn pin_spread_warning(&self) -> Option<String> {
+        let edges: Vec<[usize; 2]> = (crate::model::topology::edges(&self.model.triangles))
+            .iter()
+            .map(|e| [e.a, e.b])
+            .collect();
+        let bodies = &self.collision.bodies;
+        let spread =
+            (self.drive.pins).largest_spread(&edges, &self.state.x, bodies, self.drive.clock.0)?;
+        if spread.stretch <= TEARING_SPREAD {
+            return None;
+        }
+        let [a, b] = spread.particles;
+        let (pa, pb) = (self.state.x[a], self.state.x[b]);
+        let follows = |body: Option<usize>| match body {
+            Some(k) => format!("body '{}'", bodies[k].name),
+            None => "a fixed point".to_string(),
+        };
+        let whom = match spread.bodies {
+            [p, q] if p == q => follows(p),
+            [p, q] => format!("{} and {}", follows(p), follows(q)),
+        };
+        Some(format!(
+            "pinned particles {a} (at {:.3}, {:.3}, {:.3} m) and {b} (at {:.3}, {:.3}, {:.3} m) are joined by an edge but follow points of {whom} that move apart, by frame {:.0} to {:.0}% more than the edge's length: the cloth between them will tear — an unbound pin follows the body surface nearest to it at the first frame (here part of the pins may sit on a hand or an arm); bind the garment to the character's armature so its pins follow the skin, or pin only vertices that lie on the part of the body they should follow",
+            pa.x, pa.y, pa.z, pb.x, pb.y, pb.z,
+            spread.frame,
+            100.0 * spread.stretch,
+        ))
+    }
+
     /// Remembers where the proposed step `x_new` of size `h` failed for `why`.
     pub(super) fn note_trouble(&mut self, why: &Rejection, x_new: &[Vec3], h: f64) {
         let trouble = match why {

@@ -114,21 +114,40 @@ impl Animation {
     /// Positions at `frame` (fractional), linear between the bracketing samples and held
     /// constant before the first and after the last.
     pub fn sample(&self, frame: f64) -> Vec<Vec3> {
+        match self.bracket(frame) {
+            (k, _, None) => self.positions[k].clone(),
+            (k0, k1, Some(s)) => self.positions[k0]
+                .iter()
+                .zip(&self.positions[k1])
+                .map(|(a, b)| a + (b - a) * s)
+                .collect(),
+        }
+    }
+
+    /// Position of vertex `i` at `frame`, as [`Animation::sample`] gives it.
+    pub fn sample_point(&self, frame: f64, i: usize) -> Vec3 {
+        match self.bracket(frame) {
+            (k, _, None) => self.positions[k][i],
+            (k0, k1, Some(s)) => {
+                let (a, b) = (self.positions[k0][i], self.positions[k1][i]);
+                a + (b - a) * s
+            }
+        }
+    }
+
+    /// The samples around `frame` and the blend between them (`None`: sample `k0` alone,
+    /// before the first or after the last).
+    fn bracket(&self, frame: f64) -> (usize, usize, Option<f64>) {
         let n = self.frames.len();
         if n == 1 || frame <= self.frames[0] {
-            return self.positions[0].clone();
+            return (0, 0, None);
         }
         if frame >= self.frames[n - 1] {
-            return self.positions[n - 1].clone();
+            return (n - 1, n - 1, None);
         }
         let k = self.frames.partition_point(|&f| f <= frame).clamp(1, n - 1);
         let (f0, f1) = (self.frames[k - 1], self.frames[k]);
-        let s = (frame - f0) / (f1 - f0);
-        self.positions[k - 1]
-            .iter()
-            .zip(&self.positions[k])
-            .map(|(a, b)| a + (b - a) * s)
-            .collect()
+        (k - 1, k, Some((frame - f0) / (f1 - f0)))
     }
 
     /// First and last sample frame.
