@@ -53,6 +53,11 @@ pub struct BakeSettings {
     pub integrator: Integrator,
     /// Force model. Default: [`ForceModel::Continuum`].
     pub model: ForceModel,
+    /// The `--scale` the scene's lengths were multiplied by when read
+    /// ([`Scene::scale_lengths`](crate::scene::Scene::scale_lengths)), for the advice of the
+    /// size warnings ([`Scene::size_warnings`](crate::scene::Scene::size_warnings)).
+    /// Default: 1.
+    pub scale: f64,
     /// Axis convention of the caches. Default (`None`): the scene's.
     pub up: Option<UpAxis>,
     /// Cache path, the extension picking the format; `{garment}` expands to each
@@ -72,6 +77,7 @@ impl Default for BakeSettings {
             fps: None,
             frames: None,
             max_step: None,
+            scale: 1.0,
             wind: None,
             integrator: Integrator::Implicit,
             model: ForceModel::Continuum,
@@ -123,7 +129,7 @@ impl<'a> Bake<'a> {
         let cache_up = settings.up.unwrap_or(s.up);
 
         let mut tracks = Vec::new();
-        let mut warnings = Vec::new();
+        let mut warnings = s.size_warnings(settings.scale);
         for (i, (garment, out)) in s.garments.iter().zip(outputs).enumerate() {
             // A scene file may give each garment its own material.
             let material =

@@ -138,6 +138,12 @@ pub struct SimulateArgs {
     /// beside the scene.
     #[arg(short = 'o', long = "out", value_name = "PATH")]
     pub out: Option<PathBuf>,
+    /// Multiply every length of the input by S: `--scale 0.01` reads a scene modelled in
+    /// centimetres but exported as metres. Caches are written back in the file's own
+    /// units. Default: 1 (a warning names garments and animated bodies wider than 5 m or
+    /// smaller than 5 cm).
+    #[arg(long, value_name = "S", default_value_t = 1.0)]
+    pub scale: f64,
     /// Axis convention of the written cache. Default: that of the garment's source file.
     #[arg(long, value_enum, value_name = "y|z")]
     pub up: Option<UpArg>,
@@ -228,6 +234,9 @@ pub struct InspectArgs {
     /// summary.
     #[arg(long)]
     pub json: bool,
+    /// Multiply every length of the input by S, as `simulate --scale` does. Default: 1.
+    #[arg(long, value_name = "S", default_value_t = 1.0)]
+    pub scale: f64,
 }
 
 /// `drape bench`.

@@ -14,7 +14,12 @@ use serde_json::{json, Value};
 
 /// Runs `drape inspect`.
 pub fn run(args: &InspectArgs) -> Result<()> {
-    let scene = crate::io::load_scene(&args.scene)?;
+    super::settings::positive("--scale", args.scale)?;
+    let mut scene = crate::io::load_scene(&args.scene)?;
+    scene.scale_lengths(args.scale);
+    for w in scene.size_warnings(args.scale) {
+        eprintln!("warning: {w}");
+    }
     let garments = scene
         .garments
         .iter()

@@ -62,7 +62,10 @@ pub(super) fn load(args: &SimulateArgs) -> Result<crate::io::Selected> {
     if let Some(f) = args.fps {
         settings::positive("--fps", f)?;
     }
-    crate::io::select(&args.scene, &args.garments, &args.bodies, args.fps)
+    settings::positive("--scale", args.scale)?;
+    let mut selected = crate::io::select(&args.scene, &args.garments, &args.bodies, args.fps)?;
+    selected.scene.scale_lengths(args.scale);
+    Ok(selected)
 }
 
 /// The bake settings the flags give.
@@ -83,6 +86,7 @@ fn bake_settings(args: &SimulateArgs) -> Result<BakeSettings> {
             .map(settings::frame_range)
             .transpose()?,
         max_step: args.max_step,
+        scale: args.scale,
         integrator: args.integrator.into(),
         model: args.model.into(),
         up: args.up.map(|u| match u {

@@ -1,6 +1,7 @@
 //! The scene as importers deliver it: garments (meshes with per-corner UVs and pin weights)
 //! in their source vertex order, independent of any solver.
 pub mod material;
+pub mod units;
 
 pub use material::Material;
 
