@@ -81,6 +81,8 @@ pub struct Track<'a> {
     /// Control forces (N per particle) of the first frame intervals; none after them.
     controls: Vec<Vec<Vec3>>,
     cache: Option<Cache>,
+    /// Whether the warning that cloth was let through a body was given.
+    let_through: bool,
 }
 
 /// Where a track's frames go.
@@ -98,6 +100,7 @@ impl<'a> Track<'a> {
             sim,
             controls: Vec::new(),
             cache: None,
+            let_through: false,
         }
     }
 
@@ -342,6 +345,13 @@ impl<'a> Bake<'a> {
                         return Err(in_context(e, garment, t.writer(), frame, first));
                     }
                 };
+                if s.let_through > 0 && !t.let_through {
+                    t.let_through = true;
+                    observer.warning(&format!(
+                        "garment '{}': at frame {frame} a body kept catching the cloth even at the minimum step (cloth pinched between two parts of a character); {} particle(s) were let through it and eased out, as cloth that starts inside a body is — check the cache there, or give the garment more room",
+                        garment.name, s.let_through
+                    ));
+                }
                 t.write(frame, first)?;
                 stats.push((garment.name.as_str(), s));
             }

@@ -126,6 +126,26 @@ impl Overlaps {
         }
     }
 
+    /// Lets particle `i` (of `n`) through body `body` from now on, as if it had started
+    /// inside it: no contact with that body, eased out of it once inside, released once
+    /// outside. False, and nothing changed, if it already is.
+    pub fn admit(&mut self, i: usize, body: usize, n: usize) -> bool {
+        if self.body_of.len() < n {
+            self.body_of.resize(n, None);
+        }
+        if self.body_of[i] == Some(body) {
+            return false;
+        }
+        let k = self.tangles.partition_point(|t| t.particle < i);
+        let tangle = Tangle { particle: i, body };
+        match self.tangles.get(k) {
+            Some(t) if t.particle == i => self.tangles[k] = tangle,
+            _ => self.tangles.insert(k, tangle),
+        }
+        self.body_of[i] = Some(body);
+        true
+    }
+
     /// The body particle `i` is inside of and makes no contact with, if any.
     pub fn body_of(&self, i: usize) -> Option<usize> {
         self.body_of.get(i).copied().flatten()

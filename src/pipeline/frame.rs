@@ -39,6 +39,10 @@ impl Simulator {
                 Err(why) => {
                     stats.rejections += 1;
                     if !self.step_rejected(h) {
+                        if matches!(why, Rejection::Contact) && self.let_stuck_through() {
+                            stats.let_through += 1;
+                            continue;
+                        }
                         return Err(self.failure(why));
                     }
                 }

@@ -100,6 +100,10 @@ pub struct FrameStats {
     /// triangle or an edge through an edge), because even steps of `max_step / 256` could
     /// not avoid it. 0 in normal runs.
     pub self_crossings: usize,
+    /// Particles let through a body that kept catching them even at the minimum step
+    /// (cloth pinched between two parts of a character), then eased out of it as cloth
+    /// that starts inside is ([`crate::collision::overlap`]). 0 in normal runs.
+    pub let_through: usize,
 }
 
 /// The state of one garment's simulation and the buffers reused by every step.
@@ -214,6 +218,9 @@ struct Diagnostics {
     last_jump: f64,
     /// Where the last rejected step of this frame failed ([`trouble`]).
     trouble: Option<trouble::Trouble>,
+    /// The particle deepest inside a body, and that body, of the last step rejected for
+    /// contact: the one let through if the rejections reach the minimum step.
+    stuck: Option<(usize, usize)>,
 }
 
 /// Why a proposed step was not accepted.

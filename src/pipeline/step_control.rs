@@ -69,6 +69,13 @@ impl StepControl {
         }
     }
 
+    /// Starts again from the largest step, as at the first step.
+    pub fn restart(&mut self) {
+        self.h = self.h_max;
+        self.successes = 0;
+        self.just_grew = false;
+    }
+
     /// Records that a step of `tried` seconds (at most [`StepControl::step`], less where the
     /// frame ended first) was rejected: the next try is half the step, or half of `tried`
     /// where half the step would not be shorter than `tried` (module doc). Returns false

@@ -60,6 +60,37 @@ impl Simulator {
         ))
     }
 
+    /// After steps rejected for contact down to the minimum step: lets the particle the
+    /// last of them found deepest inside a body through that body
+    /// ([`Overlaps::admit`](crate::collision::overlap::Overlaps::admit)) and starts the
+    /// step size again from the largest step. A body that keeps catching cloth (pinched
+    /// between a leg and the belly, under an arm) then costs one particle eased out of it
+    /// instead of the bake. False, and nothing changed, when that particle is already let
+    /// through that body, when the body's surface there moves faster than [`FAST_BODY`]
+    /// (a jump in its animation: the failure names it), or when a recorded step schedule
+    /// is replayed (keyframe control's runs must take the steps they recorded).
+    pub(super) fn let_stuck_through(&mut self) -> bool {
+        let fast = (self.diagnostics.trouble.as_ref())
+            .and_then(|t| t.body_speed)
+            .is_some_and(|v| v > FAST_BODY);
+        if self.run.replaying() || fast {
+            return false;
+        }
+        let Some((particle, body)) = self.diagnostics.stuck.take() else {
+            return false;
+        };
+        if !self
+            .collision
+            .contacts
+            .overlaps
+            .admit(particle, body, self.state.x.len())
+        {
+            return false;
+        }
+        self.step_control.restart();
+        true
+    }
+
     /// Remembers where the proposed step `x_new` of size `h` failed for `why`.
     pub(super) fn note_trouble(&mut self, why: &Rejection, x_new: &[Vec3], h: f64) {
         let trouble = match why {
@@ -67,7 +98,9 @@ impl Simulator {
                 let overlaps = &self.collision.contacts.overlaps;
                 let bodies = &self.collision.bodies;
                 let pinned = &self.drive.pinned;
-                BodyContacts::deepest(bodies, x_new, overlaps, |i| !pinned[i]).map(|d| {
+                let deepest = BodyContacts::deepest(bodies, x_new, overlaps, |i| !pinned[i]);
+                self.diagnostics.stuck = deepest.map(|d| (d.particle, d.body));
+                deepest.map(|d| {
                     let body = &bodies[d.body];
                     let p = x_new[d.particle];
                     let speed = (0..body.x1.len())

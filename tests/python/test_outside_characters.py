@@ -105,3 +105,29 @@ def test_pins_that_will_tear_the_skirt_are_named_before_the_bake(drape, tmp_path
         return
     assert len(tearing) == 1, r.stderr
     assert "pinned particles" in tearing[0] and "armature" in tearing[0], tearing[0]
+
+
+def test_the_fox_in_centimetres_is_named_and_its_cape_falls_in_centimetres_with_scale(
+        drape, tmp_path):
+    """The Fox is modelled in centimetre-sized units in a glTF that says metres (issue 51,
+    "Units"). drape names its size and advises --scale 0.01; with it, the blanket over its
+    back falls as a metre-sized cloth does and bakes the walk, its cache still in the
+    file's units (the hem drops about g t^2 / 2 = 13.6 cm by frame 4: 13.6 file units, where
+    read as metres it would drop 0.136 units)."""
+    entry = outside_garments.build_scene("fox_cape", ASSETS, tmp_path)
+    first, last = entry["frames"]
+    scene = tmp_path / entry["glb"]
+    r = drape("inspect", scene)
+    assert "'fox' is 164.659 m across" in r.stderr and "--scale 0.01 " in r.stderr, r.stderr
+    drops = {}
+    for scale in ("1", "0.01"):
+        out = tmp_path / f"cape_{scale}.pc2"
+        r = drape("simulate", scene, "--scale", scale, "--frames", f"{first}..{last}",
+                  "-o", out, "--progress", "none")
+        assert ("implausibly large" in r.stderr) == (scale == "1"), r.stderr
+        _, _, frames = read_pc2(out)
+        assert len(frames) == last - first + 1
+        x = np.array(frames, dtype=float)
+        hem = np.argmin(x[0][:, 1])  # the lowest vertex at the first frame (Y up)
+        drops[scale] = x[0][hem, 1] - x[4][hem, 1]
+    assert drops["0.01"] > 5.0 and drops["1"] < 0.5, drops
