@@ -81,7 +81,7 @@ fn usda_samples(path: &Path, start: i32, k: usize) -> Vec<Vec<[f32; 3]>> {
     let text = std::fs::read_to_string(path).unwrap();
     assert!(text.starts_with("#usda 1.0\n"));
     assert!(
-        text.ends_with("    }\n}\n"),
+        text.trim_end().ends_with(" };}"),
         "closing braces follow the samples"
     );
     let end = start + k as i32 - 1;
@@ -100,7 +100,9 @@ fn usda_samples(path: &Path, start: i32, k: usize) -> Vec<Vec<[f32; 3]>> {
         .take_while(|l| l.starts_with("        "))
         .enumerate()
         .map(|(i, l)| {
-            let (f, rest) = l.trim().split_once(": ").unwrap();
+            // The last live sample ends with the closing braces of the partial layout.
+            let l = l.trim().trim_end_matches("};}").trim_end();
+            let (f, rest) = l.split_once(": ").unwrap();
             assert_eq!(f.parse::<i32>().unwrap(), start + i as i32);
             rest.trim_start_matches('[')
                 .trim_end_matches("],")
