@@ -235,7 +235,10 @@ fn a_full_disk_exits_3_and_keeps_the_finished_frames() {
         if ext == "mdd" {
             // Laid out for the whole range up front: the cap is hit before frame 1.
             assert_eq!(frames, 0, "{ext}");
-            assert!(mdd::read(&dir.path().join("full.mdd.partial")).unwrap().1.is_empty());
+            assert!(mdd::read(&dir.path().join("full.mdd.partial"))
+                .unwrap()
+                .1
+                .is_empty());
             continue;
         }
         assert!(

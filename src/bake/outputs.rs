@@ -49,9 +49,7 @@ fn lexical(path: &Path) -> PathBuf {
     for c in path.components() {
         match c {
             Component::CurDir => {}
-            Component::ParentDir
-                if matches!(out.last(), Some(Component::Normal(_))) =>
-            {
+            Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
                 out.pop();
             }
             c => out.push(c),
@@ -130,7 +128,7 @@ mod tests {
     fn object_names_become_one_file_name_component() {
         assert_eq!(file_name("Shirt"), "Shirt");
         assert_eq!(file_name("Röck 2"), "Röck 2");
-        assert_eq!(file_name("../../x"), "__.._x");
+        assert_eq!(file_name("../../x"), "___.._x");
         assert_eq!(file_name("/etc/passwd"), "_etc_passwd");
         assert_eq!(file_name(".."), "__");
         assert_eq!(file_name(".hidden"), "_hidden");

@@ -196,8 +196,20 @@ pub fn in_range(what: &str, value: f64, (lo, hi): (f64, f64), unit: &str) -> Res
         return Ok(());
     }
     Err(Error::usage(format!(
-        "{what} is {value}, outside the accepted {lo}..{hi} {unit}; give a value in that range"
+        "{what} is {}, outside the accepted {}..{} {unit}; give a value in that range",
+        short(value),
+        short(lo),
+        short(hi)
     )))
+}
+
+/// `x` as a person writes it: plain between 0.001 and 10⁶, else in e-notation (`1e-30`).
+fn short(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-3..1e6).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
 }
 
 /// Checks the frame count of `frames` against [`MAX_FRAMES`] and the point data of the

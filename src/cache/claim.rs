@@ -70,8 +70,9 @@ pub fn refusal(path: &Path, found: Found, force: bool) -> Option<Error> {
                                  remove it, or pass --force to replace the link (not its \
                                  target)"
             .to_string(),
-        (Found::Other, _) => "exists and is not a file; remove it or choose another -o path"
-            .to_string(),
+        (Found::Other, _) => {
+            "exists and is not a file; remove it or choose another -o path".to_string()
+        }
     };
     Some(Error::input(path, None, message))
 }

@@ -38,7 +38,13 @@ impl MddWriter {
     /// Creates `<out>.partial`: the header and time table of `meta.frames` frames, the
     /// file extended to the size of all of them.
     pub fn create(out: &Path, meta: &CacheMeta) -> Result<Self> {
-        let too_big = || Error::input(out, Some(meta.name), "too many points or frames for an MDD file");
+        let too_big = || {
+            Error::input(
+                out,
+                Some(meta.name),
+                "too many points or frames for an MDD file",
+            )
+        };
         let points = i32::try_from(meta.points).map_err(|_| too_big())?;
         let frames = i32::try_from(meta.frames).map_err(|_| too_big())?;
         // Valid at every step: no frame (then zeros after it), the time table, the count.
@@ -72,7 +78,10 @@ impl MddWriter {
     }
 
     /// Cuts the partial file to the `done` finished frames (see the module's doc).
-    fn trim(file: &mut PartialFile, (done, frames, points): (usize, usize, usize)) -> std::io::Result<()> {
+    fn trim(
+        file: &mut PartialFile,
+        (done, frames, points): (usize, usize, usize),
+    ) -> std::io::Result<()> {
         let frame_bytes = (points * 12) as u64;
         let (from, to) = (data_at(frames), data_at(done));
         let mut buf = vec![0u8; 1 << 20];
@@ -117,7 +126,10 @@ impl CacheWriter for MddWriter {
     }
 
     fn finish(mut self: Box<Self>) -> Result<PathBuf> {
-        let file = self.file.take().ok_or_else(|| Error::Internal("MDD finished twice".into()))?;
+        let file = self
+            .file
+            .take()
+            .ok_or_else(|| Error::Internal("MDD finished twice".into()))?;
         if file.frames() != self.frames {
             return Err(Error::Internal(format!(
                 "{}: {} of {} frames written",

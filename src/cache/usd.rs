@@ -261,7 +261,9 @@ impl CacheWriter for UsdaWriter {
             partial.seek(SeekFrom::Start(0))?;
             let copied = std::io::copy(&mut Read::by_ref(partial).take(samples_at), w)?;
             if copied != samples_at {
-                return Err(std::io::Error::other("the partial file is shorter than its header"));
+                return Err(std::io::Error::other(
+                    "the partial file is shorter than its header",
+                ));
             }
             w.write_all(b"\n")?;
             let mut buf = Vec::new();

@@ -126,7 +126,7 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "A..B", allow_hyphen_values = true)]
     pub frames: Option<String>,
     /// Frames per second, 1 to 1000. Default: from the file, else 24.
-    #[arg(long, value_name = "F")]
+    #[arg(long, value_name = "F", allow_negative_numbers = true)]
     pub fps: Option<f64>,
     /// Material preset (cotton, silk, denim, jersey, leather) or a JSON file whose fields
     /// (density kg/m², stretch/shear N/m, bend_u/bend_v N·m, their *_damping, bu, bv, drag,
@@ -155,7 +155,7 @@ pub struct SimulateArgs {
     pub rest: String,
     /// Largest time step in seconds, 1e-5 to 1; steps adapt below it (Baraff §7). Default:
     /// one frame.
-    #[arg(long = "max-step", value_name = "S")]
+    #[arg(long = "max-step", value_name = "S", allow_negative_numbers = true)]
     pub max_step: Option<f64>,
     /// Time integrator.
     #[arg(long, value_enum, default_value = "implicit")]

@@ -3,7 +3,11 @@
 use crate::common::*;
 
 fn refused(extra: &[&str], needle: &str) {
-    let scene = fixture("skirt.gltf");
+    refused_in("skirt.gltf", extra, needle);
+}
+
+fn refused_in(scene: &str, extra: &[&str], needle: &str) {
+    let scene = fixture(scene);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("c.pc2");
     let mut args = vec!["simulate", s(&scene), "-o", s(&out), "--progress", "json"];
@@ -11,7 +15,10 @@ fn refused(extra: &[&str], needle: &str) {
     let o = drape(&args);
     assert_eq!(code(&o), 2, "{extra:?}: {}", stderr(&o));
     let m = stderr(&o);
-    assert!(!m.contains("\"event\":\"frame\""), "{extra:?}: nothing simulated");
+    assert!(
+        !m.contains("\"event\":\"frame\""),
+        "{extra:?}: nothing simulated"
+    );
     assert!(m.contains(needle), "{extra:?}: {m}");
     assert!(!out.exists() && !dir.path().join("c.pc2.partial").exists());
 }
@@ -30,8 +37,12 @@ fn time_steps_and_frame_rates_outside_their_ranges_are_refused() {
 fn a_frame_range_past_the_cache_budget_is_refused_naming_its_size() {
     // 100,000,000 frames: more than one bake writes.
     refused(&["--frames", "1..100000000"], "1000000");
-    // 999,999 frames of the skirt's 1,680+ points: over 18 GiB of point data.
-    refused(&["--frames", "1..999999"], "GiB of cache");
+    // 999,999 frames of the 2,500-point sheet: 27.9 GiB of point data.
+    refused_in(
+        "sheet_2corner.gltf",
+        &["--frames", "1..999999"],
+        "27.9 GiB of cache",
+    );
 }
 
 #[test]
@@ -39,7 +50,16 @@ fn negative_frame_ranges_bake() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("neg.pc2");
     let scene = fixture("sheet_small.gltf");
-    let o = drape(&["simulate", s(&scene), "--frames", "-5..-3", "-o", s(&out), "--progress", "none"]);
+    let o = drape(&[
+        "simulate",
+        s(&scene),
+        "--frames",
+        "-5..-3",
+        "-o",
+        s(&out),
+        "--progress",
+        "none",
+    ]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let (start, _, frames) = drape::cache::pc2::read(&out).unwrap();
     assert_eq!((start, frames.len()), (-5.0, 3));

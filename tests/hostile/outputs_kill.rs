@@ -14,12 +14,16 @@ fn a_sigkill_mid_bake_leaves_a_valid_partial_cache_in_every_format() {
             let mut child = spawn_bake(&scene, "1..200", &out, &[]);
             let _events = wait_frames(&mut child, after);
             kill(&mut child);
-            let frames = partial_frames(&out).unwrap_or_else(|e| panic!("{ext} after {after}: {e}"));
+            let frames =
+                partial_frames(&out).unwrap_or_else(|e| panic!("{ext} after {after}: {e}"));
             if ext == "mdd" {
                 // Laid out for the whole range; the unfinished frames read as zeros.
                 assert_eq!(frames, 200, "{ext}");
             } else {
-                assert!(frames >= after, "{ext}: {frames} frames kept, {after} reported");
+                assert!(
+                    frames >= after,
+                    "{ext}: {frames} frames kept, {after} reported"
+                );
             }
             assert!(!out.exists(), "{ext}: nothing published");
         }
@@ -45,5 +49,9 @@ fn an_orderly_stop_trims_the_mdd_partial_to_its_finished_frames() {
     assert_eq!(times.len(), reported);
     assert_eq!(times[1], 2.0 / 24.0, "frame 2 at 2/24 s");
     let len = std::fs::metadata(partial(&out)).unwrap().len() as usize;
-    assert_eq!(len, 8 + 4 * reported + 12 * reported * frames[0].len(), "no bytes beyond");
+    assert_eq!(
+        len,
+        8 + 4 * reported + 12 * reported * frames[0].len(),
+        "no bytes beyond"
+    );
 }

@@ -17,7 +17,10 @@ fn a_second_bake_to_the_same_output_stops_at_once_naming_the_first() {
         kill(&mut first);
         assert_eq!(code(&o), 2, "{ext}: {}", stderr(&o));
         let m = stderr(&o);
-        assert!(m.contains("another drape bake") && m.contains(&pid), "{ext}: {m}");
+        assert!(
+            m.contains("another drape bake") && m.contains(&pid),
+            "{ext}: {m}"
+        );
         // The first bake's partial cache is intact: every frame it holds reads back.
         let frames = partial_frames(&out).unwrap_or_else(|e| panic!("{ext}: {e}"));
         assert!(frames >= 2, "{ext}: {frames} frames kept");
@@ -43,7 +46,15 @@ fn an_earlier_partial_cache_is_kept_unless_force() {
         assert_eq!(code(&o), 2, "{ext}: {}", stderr(&o));
         assert!(stderr(&o).contains("--force"), "{ext}: {}", stderr(&o));
         assert_eq!(std::fs::read(&p).unwrap(), b"frames of an interrupted bake");
-        let o = drape(&["simulate", s(&scene), "--frames", "1..3", "-o", s(&out), "--force"]);
+        let o = drape(&[
+            "simulate",
+            s(&scene),
+            "--frames",
+            "1..3",
+            "-o",
+            s(&out),
+            "--force",
+        ]);
         assert_eq!(code(&o), 0, "{ext}: {}", stderr(&o));
         assert!(out.exists() && !p.exists(), "{ext}");
     }
@@ -66,10 +77,25 @@ fn a_symbolic_link_at_the_partial_path_is_never_written_through() {
         std::os::unix::fs::symlink(&target, &p).unwrap();
         let o = drape(&["simulate", s(&scene), "--frames", "1..3", "-o", s(&out)]);
         assert_eq!(code(&o), 2, "{ext}: {}", stderr(&o));
-        assert!(stderr(&o).contains("symbolic link"), "{ext}: {}", stderr(&o));
-        let o = drape(&["simulate", s(&scene), "--frames", "1..3", "-o", s(&out), "--force"]);
+        assert!(
+            stderr(&o).contains("symbolic link"),
+            "{ext}: {}",
+            stderr(&o)
+        );
+        let o = drape(&[
+            "simulate",
+            s(&scene),
+            "--frames",
+            "1..3",
+            "-o",
+            s(&out),
+            "--force",
+        ]);
         assert_eq!(code(&o), 0, "{ext}: {}", stderr(&o));
         assert_eq!(std::fs::read(&target).unwrap(), b"keep me", "{ext}");
-        assert!(std::fs::symlink_metadata(&p).is_err(), "{ext}: no partial left");
+        assert!(
+            std::fs::symlink_metadata(&p).is_err(),
+            "{ext}: no partial left"
+        );
     }
 }

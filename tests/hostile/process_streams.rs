@@ -16,7 +16,10 @@ fn no_panic(o: &std::process::Output) {
 }
 
 fn dev_full() -> std::fs::File {
-    std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap()
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap()
 }
 
 #[test]
@@ -86,8 +89,14 @@ fn an_unwritable_report_path_is_refused_before_the_bake() {
     let out = dir.path().join("c.pc2");
     for report in [dir.path().join("missing/r.json"), dir.path().to_path_buf()] {
         let o = drape(&[
-            "simulate", s(&fixture("sheet_small.gltf")), "-o", s(&out), "--progress", "json",
-            "--report", s(&report),
+            "simulate",
+            s(&fixture("sheet_small.gltf")),
+            "-o",
+            s(&out),
+            "--progress",
+            "json",
+            "--report",
+            s(&report),
         ]);
         assert_eq!(code(&o), 2, "{}", stderr(&o));
         for line in stderr(&o).lines() {
