@@ -26,7 +26,8 @@ pub enum Error {
     /// The run was interrupted (exit 130); a partial cache is kept.
     #[error("interrupted: {0}")]
     Interrupted(String),
-    /// An I/O failure while writing output (exit 2: the output location is unusable).
+    /// An I/O failure while writing output (exit 3 when the disk, a quota or the file size
+    /// limit is full; exit 2 otherwise: the output location is unusable).
     #[error("{path}: {source}; check that the directory exists, is writable and has free space")]
     Output {
         /// The file being written.
@@ -75,10 +76,18 @@ impl Error {
     /// The process exit code (docs/reference.md, "Exit codes") for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
+            Error::Output { source, .. } if out_of_space(source) => 3,
             Error::Input { .. } | Error::Output { .. } => 2,
             Error::Simulation(_) => 3,
             Error::Interrupted(_) => 130,
             Error::Internal(_) => 1,
         }
     }
+}
+
+/// True for a write that failed for lack of room: a full disk (`ENOSPC`), a quota
+/// (`EDQUOT`) or the file size limit (`EFBIG`, `ulimit -f`).
+fn out_of_space(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{FileTooLarge, QuotaExceeded, StorageFull};
+    matches!(e.kind(), StorageFull | QuotaExceeded | FileTooLarge)
 }

@@ -9,6 +9,7 @@ use clap::Parser;
 static ALLOCATOR: drape::huge_pages::HugePageAlloc = drape::huge_pages::HugePageAlloc;
 
 fn main() {
+    drape::cli::process::prepare();
     let cli = match drape::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -30,6 +31,7 @@ fn main() {
         }
     };
     let json = drape::cli::json_errors(&cli);
+    drape::cli::process::on_panic(json);
     if let Err(e) = drape::cli::run(&cli) {
         let code = e.exit_code();
         drape::cli::progress::print_error(json, code, &e.to_string());

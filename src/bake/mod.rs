@@ -26,6 +26,7 @@
 //! ([`Track::control`]) and advances its optimiser's forward runs with the same
 //! [`advance_frame`]; the benchmarks time a bake without caches ([`crate::bench`]).
 mod events;
+mod outputs;
 mod prepare;
 mod transform;
 
@@ -34,7 +35,11 @@ mod tests;
 
 pub use crate::stop::Stop;
 pub use events::{sum, Failure, Frame, Observer, Outputs, Start};
-pub use prepare::{BakeSettings, DEFAULT_FPS, DEFAULT_FRAMES};
+pub use outputs::file_name;
+pub use prepare::{
+    in_range, BakeSettings, CACHE_BUDGET, DEFAULT_FPS, DEFAULT_FRAMES, FPS_RANGE, MAX_FRAMES,
+    MAX_STEP_RANGE,
+};
 pub use transform::CacheTransform;
 
 use crate::cache::{self, CacheMeta, CacheWriter};
@@ -158,6 +163,8 @@ pub struct Bake<'a> {
     /// A stop came inside a frame: the simulators hold an unfinished frame and the bake
     /// cannot continue.
     abandoned: bool,
+    /// Replace partial caches earlier bakes left (`--force`).
+    force: bool,
 }
 
 impl<'a> Bake<'a> {
@@ -174,6 +181,7 @@ impl<'a> Bake<'a> {
             done: 0,
             finished: false,
             abandoned: false,
+            force: false,
         }
     }
 
@@ -286,7 +294,9 @@ impl<'a> Bake<'a> {
         let (first, total) = (self.frames.0, self.total());
         for t in &mut self.tracks {
             if let Some(c) = t.cache.as_mut().filter(|c| c.writer.is_none()) {
-                let meta = CacheMeta::for_garment(t.garment, first, total, self.fps, self.cache_up);
+                let mut meta =
+                    CacheMeta::for_garment(t.garment, first, total, self.fps, self.cache_up);
+                meta.replace_partial = self.force;
                 c.writer = Some(cache::create(&c.path, &meta)?);
             }
         }

@@ -2,14 +2,14 @@
 //! checked up front, one simulator per garment.
 //!
 //! Order of work, so that bad input costs no simulation time: the frame rate and range
-//! are resolved, every output is checked ([`cache::check_output`]: format, `$F` field,
+//! are resolved and checked ([`FPS_RANGE`], [`MAX_FRAMES`], [`CACHE_BUDGET`]), every
+//! output is checked ([`cache::check_output`]: format, `$F` field,
 //! directory exists and is writable, no overwrite without `force`), then the cloth models
 //! are built and the simulators set up with their bodies and pin animations. The caches
 //! are opened only when the bake runs.
 use super::{Bake, CacheTransform, Track};
 use crate::cache;
 use crate::error::{Error, Result};
-use crate::io::scene_file::GarmentSettings;
 use crate::io::Selected;
 use crate::model::{ClothModel, Rest, UvScale};
 use crate::pipeline::{ForceModel, Integrator, Simulator, SolverParams};
@@ -23,6 +23,23 @@ pub const DEFAULT_FPS: f64 = 24.0;
 /// Inclusive frame range when neither the settings nor the scene give any: two seconds
 /// at [`DEFAULT_FPS`].
 pub const DEFAULT_FRAMES: (i32, i32) = (1, 48);
+
+/// Frame rates a bake accepts (frames per second, inclusive): below 1 a frame lasts
+/// more than a second of simulated time, above 1000 the frames are shorter than any
+/// animation needs.
+pub const FPS_RANGE: (f64, f64) = (1.0, 1000.0);
+
+/// Largest time steps a bake accepts (s, inclusive): below 10 µs a frame at 24 fps takes
+/// more than 4,000 steps; above 1 s is never used (the step is capped at one frame).
+pub const MAX_STEP_RANGE: (f64, f64) = (1e-5, 1.0);
+
+/// Most frames one bake writes (over 11 hours at 24 fps).
+pub const MAX_FRAMES: u64 = 1_000_000;
+
+/// Most bytes of point data all the caches of one bake may hold: frames × output points ×
+/// 12 bytes (three f32), summed over garments. 16 GiB; a larger bake is split into
+/// several `--frames` ranges.
+pub const CACHE_BUDGET: u64 = 16 << 30;
 
 /// What a bake of a selected scene needs besides the scene; every field checked by the
 /// caller where it came from (flags, a scene file), resolved against the scene here.
@@ -95,14 +112,16 @@ impl<'a> Bake<'a> {
     pub fn prepare(scene: &Path, selected: &'a Selected, settings: &BakeSettings) -> Result<Self> {
         let s = &selected.scene;
         let fps = settings.fps.or(s.fps).unwrap_or(DEFAULT_FPS);
-        if !(fps.is_finite() && fps > 0.0) {
-            return Err(Error::usage(format!(
-                "--fps must be a positive number, got {fps}"
-            )));
-        }
+        let from = if settings.fps.is_some() {
+            "--fps"
+        } else {
+            "the scene's frame rate (override it with --fps)"
+        };
+        in_range(from, fps, FPS_RANGE, "frames per second")?;
         let (first, last) = settings.frames.or(s.frame_range).unwrap_or(DEFAULT_FRAMES);
+        check_budget((first, last), &s.garments)?;
         let dir = scene.parent().unwrap_or(Path::new(""));
-        let outputs = output_paths(
+        let outputs = super::outputs::output_paths(
             settings.out.as_deref(),
             dir,
             &s.garments,
@@ -113,11 +132,12 @@ impl<'a> Bake<'a> {
         }
         let mut params = SolverParams::new(fps, s.up.vector());
         if let Some(h) = settings.max_step.or(selected.max_step) {
-            if !(h.is_finite() && h > 0.0) {
-                return Err(Error::usage(format!(
-                    "--max-step must be a positive number, got {h}"
-                )));
-            }
+            let from = if settings.max_step.is_some() {
+                "--max-step"
+            } else {
+                "the scene file's solver.max_step"
+            };
+            in_range(from, h, MAX_STEP_RANGE, "seconds")?;
             params.max_step = h.min(1.0 / fps);
         }
         if let Some(w) = settings.wind {
@@ -151,6 +171,7 @@ impl<'a> Bake<'a> {
         }
         let mut bake = Bake::new(tracks, (first, last), fps, cache_up);
         bake.warnings = warnings;
+        bake.force = settings.force;
         Ok(bake)
     }
 }
@@ -174,34 +195,51 @@ fn simulator(
     Ok(sim)
 }
 
-/// One output path per garment: `out` with `{garment}` expanded, else the scene file's
-/// `out` for that garment, else `<garment>.pc2` in `dir`. Two garments writing the same
-/// path is a usage error.
-pub(super) fn output_paths(
-    out: Option<&Path>,
-    dir: &Path,
-    garments: &[Garment],
-    settings: &[GarmentSettings],
-) -> Result<Vec<PathBuf>> {
-    let paths: Vec<PathBuf> = garments
-        .iter()
-        .enumerate()
-        .map(
-            |(i, g)| match (out, settings.get(i).and_then(|s| s.out.clone())) {
-                (Some(o), _) => PathBuf::from(o.to_string_lossy().replace("{garment}", &g.name)),
-                (None, Some(o)) => o,
-                (None, None) => dir.join(format!("{}.pc2", g.name)),
-            },
-        )
-        .collect();
-    for (i, p) in paths.iter().enumerate() {
-        if paths[..i].contains(p) {
-            return Err(Error::usage(format!(
-                "{} garments would write the same cache {}; put {{garment}} in the -o path",
-                garments.len(),
-                p.display()
-            )));
-        }
+/// Checks that `value` of `what` (a flag or where the value came from) lies in `range`
+/// (inclusive), in `unit`: a usage error naming the range otherwise.
+pub fn in_range(what: &str, value: f64, (lo, hi): (f64, f64), unit: &str) -> Result<()> {
+    if value.is_finite() && (lo..=hi).contains(&value) {
+        return Ok(());
     }
-    Ok(paths)
+    Err(Error::usage(format!(
+        "{what} is {}, outside the accepted {}..{} {unit}; give a value in that range",
+        short(value),
+        short(lo),
+        short(hi)
+    )))
+}
+
+/// `x` as a person writes it: plain between 0.001 and 10⁶, else in e-notation (`1e-30`).
+fn short(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-3..1e6).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
+/// Checks the frame count of `frames` against [`MAX_FRAMES`] and the point data of the
+/// caches (frames × output points × 12 bytes, all garments) against [`CACHE_BUDGET`],
+/// before any cache is opened.
+fn check_budget((first, last): (i32, i32), garments: &[Garment]) -> Result<()> {
+    let frames = (i64::from(last) - i64::from(first) + 1).max(0) as u64;
+    if frames > MAX_FRAMES {
+        return Err(Error::usage(format!(
+            "--frames {first}..{last} is {frames} frames, more than the {MAX_FRAMES} one bake \
+             writes; bake the range in parts"
+        )));
+    }
+    let points: u64 = garments.iter().map(|g| g.output_points.len() as u64).sum();
+    let bytes = frames.saturating_mul(points).saturating_mul(12);
+    if bytes > CACHE_BUDGET {
+        let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+        return Err(Error::usage(format!(
+            "--frames {first}..{last} makes {frames} frames of {points} points: {:.1} GiB of \
+             cache, more than the {:.0} GiB one bake writes; bake the range in parts (several \
+             --frames ranges, one cache each)",
+            gib(bytes),
+            gib(CACHE_BUDGET)
+        )));
+    }
+    Ok(())
 }

@@ -186,13 +186,13 @@ fn two_garments_writing_one_cache_is_a_usage_error() {
     let garments = [a, b];
     let dir = Path::new("/tmp");
     let one = Some(Path::new("/tmp/one.pc2"));
-    let e = prepare::output_paths(one, dir, &garments, &[]).unwrap_err();
+    let e = outputs::output_paths(one, dir, &garments, &[]).unwrap_err();
     assert!(e.to_string().contains("{garment}"), "{e}");
     assert_eq!(e.exit_code(), 2);
     let each = Some(Path::new("/tmp/{garment}.pc2"));
-    let paths = prepare::output_paths(each, dir, &garments, &[]).unwrap();
+    let paths = outputs::output_paths(each, dir, &garments, &[]).unwrap();
     assert_eq!(paths[1], Path::new("/tmp/Other.pc2"));
-    let beside = prepare::output_paths(None, dir, &garments, &[]).unwrap();
+    let beside = outputs::output_paths(None, dir, &garments, &[]).unwrap();
     assert_eq!(beside[0], Path::new("/tmp/Sheet.pc2"));
 }
 

@@ -1,5 +1,5 @@
 //! Houdini `.geo` sequences: one JSON geometry file per frame, named by the `$F`/`$F4`
-//! field of the output path ([`FramePattern`]).
+//! field of the output path ([`crate::format::FramePattern`]).
 //!
 //! Each file is Houdini's JSON geometry layout (`.geo` as Houdini saves it: a flat array
 //! of alternating keys and values):
@@ -24,12 +24,14 @@
 //! every polygon's corners are written in reverse order (its UVs with them), as Houdini's
 //! own importers do. No date or host is written: the same bake gives the same bytes.
 //!
-//! **Partial files.** Frame F goes to `<file of F>.partial`, written complete before the
-//! next frame starts; [`CacheWriter::finish`] renames every frame file to its final name at
-//! the end, so an interrupted or failed bake leaves the finished frames as
-//! `shirt.0001.geo.partial`, ... and never mixes them into an existing sequence.
+//! **Partial files.** Frame F goes to `<file of F>.partial` (written as `.partial.tmp` and
+//! renamed, so it is complete whenever it exists) before the next frame starts;
+//! [`CacheWriter::finish`] renames every frame file to its final name at the end, so an
+//! interrupted or failed bake leaves the finished frames as `shirt.0001.geo.partial`, ...
+//! and never mixes them into an existing sequence. A bake with `--force` over an existing
+//! sequence removes, when it finishes, that sequence's frames it did not write again.
 use super::partial::{Partial, PartialSequence};
-use super::{CacheMeta, CacheWriter, FramePattern};
+use super::{CacheMeta, CacheWriter};
 use crate::error::{Error, Result};
 use crate::format::text::{bounds, check_finite, f32_text, to_f32};
 use crate::Vec3;
@@ -44,7 +46,6 @@ pub const FILE_VERSION: &str = "18.5.0";
 #[derive(Debug)]
 pub struct GeoWriter {
     files: PartialSequence,
-    pattern: FramePattern,
     start_frame: i32,
     points: usize,
     /// Number of polygons and of vertices (polygon corners).
@@ -58,7 +59,6 @@ pub struct GeoWriter {
 impl GeoWriter {
     /// Prepares the sequence `out` (a path with a `$F` field); writes nothing yet.
     pub fn create(out: &Path, meta: &CacheMeta) -> Result<Self> {
-        let pattern = FramePattern::parse(out)?;
         let faces = &meta.faces;
         // Vertices in Houdini winding: each polygon's corners reversed.
         let mut order = Vec::with_capacity(faces.points.len());
@@ -106,8 +106,7 @@ impl GeoWriter {
         );
         primitives.push_str("]\n\t\t]\n\t]\n]\n");
         Ok(GeoWriter {
-            files: PartialSequence::new(out),
-            pattern,
+            files: PartialSequence::new(out, meta.replace_partial)?,
             start_frame: meta.start_frame,
             points: meta.points,
             counts: (faces.counts.len(), order.len()),
@@ -165,8 +164,7 @@ impl CacheWriter for GeoWriter {
         let frame = self.start_frame + self.files.frames() as i32;
         let p: Vec<[f32; 3]> = points.iter().map(to_f32).collect();
         let text = self.frame_text(&p);
-        self.files
-            .add_frame(self.pattern.path(frame), text.as_bytes())
+        self.files.add_frame(frame, text.as_bytes())
     }
 
     fn finish(self: Box<Self>) -> Result<PathBuf> {
@@ -237,6 +235,7 @@ mod tests {
             fps: 24.0,
             up: UpAxis::Y,
             faces: Cow::Borrowed(faces),
+            replace_partial: false,
         }
     }
 

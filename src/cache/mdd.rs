@@ -6,108 +6,171 @@
 //!        8        f32  time of each frame (s) = frame number / fps, F values
 //!        8 + 4F   f32  x, y, z per point per frame
 //! ```
-//! Everything big-endian. The time table sits in front of the point data and grows with
-//! every frame, so appending in place is impossible: after each frame the whole file is
-//! rebuilt as `<out>.partial.tmp` (the previous partial file's points streamed across,
-//! never held in memory) and renamed over `<out>.partial`. The partial file is therefore
-//! always a complete MDD of the finished frames, even if the process dies mid-write. The
-//! price: the bytes written grow with the square of the frame count (a 10,000-point,
-//! 250-frame bake copies 30 MB at its last frame, ~4 GB over the bake, mostly in the page
-//! cache), small next to the simulation of such a frame; PC2 appends instead.
+//! Everything big-endian. The time table sits in front of the point data, so a file that
+//! grew frame by frame would have to move all its points at every frame. Instead the
+//! partial file is laid out for the whole range from the start: the header and time table
+//! of all F frames are written first and the file extended to its full size (a sparse
+//! file: the unwritten frames cost no disk and read as zeros); each frame's points are
+//! then written once, in place. The partial file is thus a valid MDD at every instant,
+//! even after a SIGKILL (its unfinished frames then hold zeros), and finishing is a
+//! rename. When a bake stops early in an orderly way (a signal, an error, a full disk),
+//! the writer trims the partial file to the frames it finished: their points move back by
+//! the unused part of the time table, the frame count becomes theirs, the rest is cut.
 use super::partial::{Partial, PartialFile};
 use super::{CacheMeta, CacheWriter};
 use crate::error::{Error, Result};
 pub use crate::format::mdd::read;
 use crate::Vec3;
-use std::fs::File;
-use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// Writes an MDD file through `<out>.partial`.
 #[derive(Debug)]
 pub struct MddWriter {
-    file: PartialFile,
-    layout: Layout,
-}
-
-/// What fixes the file's bytes besides the points.
-#[derive(Debug)]
-struct Layout {
+    /// `None` once published.
+    file: Option<PartialFile>,
     points: usize,
-    start_frame: i32,
-    fps: f64,
+    /// Frames the range holds (the header's count until trimmed).
+    frames: usize,
 }
 
 impl MddWriter {
-    /// Creates `<out>.partial` holding no frame yet.
+    /// Creates `<out>.partial`: the header and time table of `meta.frames` frames, the
+    /// file extended to the size of all of them.
     pub fn create(out: &Path, meta: &CacheMeta) -> Result<Self> {
-        let points = i32::try_from(meta.points)
-            .map_err(|_| Error::input(out, None, "too many points for an MDD file"))?;
-        let mut header = Vec::with_capacity(8);
-        header.extend_from_slice(&0i32.to_be_bytes());
-        header.extend_from_slice(&points.to_be_bytes());
+        let too_big = || {
+            Error::input(
+                out,
+                Some(meta.name),
+                "too many points or frames for an MDD file",
+            )
+        };
+        let points = i32::try_from(meta.points).map_err(|_| too_big())?;
+        let frames = i32::try_from(meta.frames).map_err(|_| too_big())?;
+        // Valid at every step: no frame (then zeros after it), the time table, the count.
+        let mut empty = Vec::with_capacity(8);
+        empty.extend_from_slice(&0i32.to_be_bytes());
+        empty.extend_from_slice(&points.to_be_bytes());
+        let mut times = Vec::with_capacity(4 * meta.frames);
+        for k in 0..meta.frames {
+            let time = (f64::from(meta.start_frame) + k as f64) / meta.fps;
+            times.extend_from_slice(&(time as f32).to_be_bytes());
+        }
+        let mut file = PartialFile::create(out, &empty, meta.replace_partial)?;
+        let size = data_at(meta.frames) + (meta.frames * meta.points * 12) as u64;
+        let laid_out = file
+            .truncate(size)
+            .and_then(|()| file.write_at(8, &times))
+            .and_then(|()| file.write_at(0, &frames.to_be_bytes()));
+        if let Err(e) = laid_out {
+            let _ = file.write_at(0, &0i32.to_be_bytes());
+            let _ = file.truncate(8);
+            return Err(Error::Output {
+                path: file.path().to_path_buf(),
+                source: e,
+            });
+        }
         Ok(MddWriter {
-            file: PartialFile::create(out, &header)?,
-            layout: Layout {
-                points: meta.points,
-                start_frame: meta.start_frame,
-                fps: meta.fps,
-            },
+            file: Some(file),
+            points: meta.points,
+            frames: meta.frames,
         })
+    }
+
+    /// Cuts the partial file to the `done` finished frames (see the module's doc).
+    fn trim(
+        file: &mut PartialFile,
+        (done, frames, points): (usize, usize, usize),
+    ) -> std::io::Result<()> {
+        let frame_bytes = (points * 12) as u64;
+        let (from, to) = (data_at(frames), data_at(done));
+        let mut buf = vec![0u8; 1 << 20];
+        let mut moved = 0;
+        let total = done as u64 * frame_bytes;
+        while moved < total {
+            let n = buf.len().min((total - moved) as usize);
+            let f = file.file();
+            f.seek(SeekFrom::Start(from + moved))?;
+            f.read_exact(&mut buf[..n])?;
+            file.write_at(to + moved, &buf[..n])?;
+            moved += n as u64;
+        }
+        file.write_at(0, &(done as i32).to_be_bytes())?;
+        file.truncate(to + total)
     }
 }
 
-impl Layout {
-    /// Writes to `w` the file of the `done` finished frames of `old` (the partial file at
-    /// `partial`) plus `frame` (big-endian f32 bytes).
-    fn rebuild(
-        &self,
-        (done, frame): (usize, &[u8]),
-        w: &mut BufWriter<File>,
-        (old, partial): (&mut File, &Path),
-    ) -> std::io::Result<()> {
-        let frames = done + 1;
-        let count = i32::try_from(frames).map_err(std::io::Error::other)?;
-        w.write_all(&count.to_be_bytes())?;
-        w.write_all(&(self.points as i32).to_be_bytes())?;
-        for k in 0..frames {
-            let time = (f64::from(self.start_frame) + k as f64) / self.fps;
-            w.write_all(&(time as f32).to_be_bytes())?;
-        }
-        if done > 0 {
-            old.seek(SeekFrom::Start(8 + 4 * done as u64))?;
-            let bytes = (done * self.points * 12) as u64;
-            let copied = std::io::copy(&mut old.take(bytes), w)?;
-            if copied != bytes {
-                return Err(std::io::Error::other(format!(
-                    "{} is shorter than its {done} frames",
-                    partial.display(),
-                )));
-            }
-        }
-        w.write_all(frame)
-    }
+/// Byte offset of the point data of a file of `frames` frames.
+fn data_at(frames: usize) -> u64 {
+    8 + 4 * frames as u64
 }
 
 impl CacheWriter for MddWriter {
     fn write_frame(&mut self, points: &[Vec3]) -> Result<()> {
-        let buf = super::pack_frame(points, self.layout.points, "MDD", f32::to_be_bytes)?;
-        let layout = &self.layout;
-        self.file.add_frame(
-            |f| {
-                let (done, partial) = (f.frames(), f.path().to_path_buf());
-                f.rewrite(|w, old| layout.rebuild((done, &buf), w, (old, &partial)))
-            },
-            // `rewrite` leaves the partial file untouched on error.
-            |_| Ok(()),
-        )
+        let buf = super::pack_frame(points, self.points, "MDD", f32::to_be_bytes)?;
+        let (frames, n) = (self.frames, self.points);
+        let Some(file) = self.file.as_mut() else {
+            return Err(Error::Internal("MDD frame after finish".into()));
+        };
+        let done = file.frames();
+        if done >= frames {
+            return Err(Error::Internal(format!(
+                "{}: more frames than the {frames} of its header",
+                file.path().display()
+            )));
+        }
+        let at = data_at(frames) + (done * n * 12) as u64;
+        // An unfinished frame's bytes are never read: the header counts every frame of
+        // the range, and a trim drops the unfinished ones.
+        file.add_frame(|f| f.write_at(at, &buf), |_| Ok(()))
     }
 
-    fn finish(self: Box<Self>) -> Result<PathBuf> {
-        self.file.publish()
+    fn finish(mut self: Box<Self>) -> Result<PathBuf> {
+        let file = self
+            .file
+            .take()
+            .ok_or_else(|| Error::Internal("MDD finished twice".into()))?;
+        if file.frames() != self.frames {
+            return Err(Error::Internal(format!(
+                "{}: {} of {} frames written",
+                file.path().display(),
+                file.frames(),
+                self.frames
+            )));
+        }
+        file.publish()
     }
 
     fn partial(&self) -> &dyn Partial {
-        &self.file
+        match &self.file {
+            Some(f) => f,
+            None => &Published,
+        }
+    }
+}
+
+impl Drop for MddWriter {
+    /// An unfinished bake's partial file is trimmed to its finished frames (errors are
+    /// ignored: the untrimmed file is a valid MDD too).
+    fn drop(&mut self) {
+        if let Some(file) = self.file.as_mut() {
+            let done = file.frames();
+            if done < self.frames {
+                let _ = MddWriter::trim(file, (done, self.frames, self.points));
+            }
+        }
+    }
+}
+
+/// What a published writer reports as its partial file: none.
+struct Published;
+
+impl Partial for Published {
+    fn path(&self) -> &Path {
+        Path::new("")
+    }
+
+    fn frames(&self) -> usize {
+        0
     }
 }

@@ -8,21 +8,24 @@
 //!
 //! **Nothing is lost.** Frames go to `<out>.partial` as they finish; after every
 //! [`CacheWriter::write_frame`] the partial file is a complete, valid cache of the frames
-//! finished so far. [`CacheWriter::finish`] renames it over `<out>`. On error or interrupt
+//! finished so far, and it is a valid cache at every instant between (a SIGKILL never
+//! leaves it unreadable). One bake writes one output: the partial file is claimed first
+//! ([`claim`]). [`CacheWriter::finish`] renames it over `<out>`. On error or interrupt
 //! the writer is dropped unfinished: the partial cache remains and an existing `<out>` is
 //! untouched. How each format keeps its partial file valid:
 //!
 //! | format | after each frame |
 //! |---|---|
 //! | PC2 | frame appended, then the header's sample count rewritten |
-//! | MDD | the file is rebuilt as `<out>.partial.tmp` and renamed over the partial (the time table in front of the data grows with every frame) |
-//! | USD | point sample appended before the closing braces; the extent sample fills a slot reserved up front; `endTimeCode` rewritten in place |
-//! | `.geo` | one complete file per frame, `<frame file>.partial`; all renamed at the end |
+//! | MDD | laid out for the whole range up front (sparse); frame written in place; trimmed to the finished frames when a bake stops early |
+//! | USD | extent fills a reserved line; sample appended as a comment, then made live with the closing braces by one small write; `endTimeCode` rewritten in place |
+//! | `.geo` | one complete file per frame, `<frame file>.partial` (through `.partial.tmp`); all renamed at the end |
 //!
 //! If a write fails part-way (a full disk), the writer cuts the partial file back to its
 //! last valid state before returning the error. The plumbing all formats share (creating
 //! the partial file, counting frames, restoring on error, publishing by rename) lives in
 //! [`partial`]; each writer holds only its format's bytes.
+pub mod claim;
 pub mod houdini_geo;
 pub mod mdd;
 pub mod partial;
@@ -79,6 +82,9 @@ pub struct CacheMeta<'a> {
     pub up: UpAxis,
     /// Source polygons over output points with per-corner UVs (USD and `.geo` topology).
     pub faces: Cow<'a, OutputFaces>,
+    /// Replace a partial file an earlier bake left at `<out>.partial` (`--force`).
+    /// Default: false (such a file is an input error).
+    pub replace_partial: bool,
 }
 
 impl<'a> CacheMeta<'a> {
@@ -98,6 +104,7 @@ impl<'a> CacheMeta<'a> {
             fps,
             up,
             faces: output_faces(g),
+            replace_partial: false,
         }
     }
 }
@@ -154,8 +161,9 @@ impl Format {
 
 /// Checks up front, before any simulation time is spent, that `out` can be written for
 /// frames `first..=last`: its extension is a supported format (a `.geo` sequence has a
-/// `$F` field in its file name), its directory exists and is writable, and it does not
-/// exist (for a sequence: none of its frame files) unless `force`.
+/// `$F` field in its file name), its directory exists and is writable, no other bake is
+/// writing it, and unless `force` neither it (for a sequence: any frame file of its
+/// pattern, whatever the frame) nor a partial file of an earlier bake exists.
 pub fn check_output(out: &Path, force: bool, (first, last): (i32, i32)) -> Result<()> {
     let format = Format::of(out)?;
     let pattern = match format {
@@ -182,8 +190,15 @@ pub fn check_output(out: &Path, force: bool, (first, last): (i32, i32)) -> Resul
         ));
     }
     probe_writable(out, &dir)?;
+    let partial = partial_path(out);
+    if let Some(e) = claim::refusal(&partial, claim::inspect(&partial), force) {
+        return Err(e);
+    }
     let existing = match &pattern {
-        Some(p) => (first..=last).map(|f| p.path(f)).find(|p| p.exists()),
+        Some(p) => (first..=last)
+            .map(|f| p.path(f))
+            .find(|p| p.exists())
+            .or_else(|| p.existing().ok()?.into_iter().next().map(|(_, f)| f)),
         None => Some(out.to_path_buf()).filter(|p| p.exists()),
     };
     if let Some(path) = existing {
@@ -195,11 +210,15 @@ pub fn check_output(out: &Path, force: bool, (first, last): (i32, i32)) -> Resul
             ));
         }
         if !force {
-            return Err(Error::input(
-                &path,
-                None,
-                "already exists; pass --force to overwrite it or choose another -o path",
-            ));
+            let message = match pattern {
+                Some(_) => {
+                    "already exists, a frame of an earlier sequence; pass --force to replace \
+                     that sequence (its frames this bake does not write are removed) or choose \
+                     another -o path"
+                }
+                None => "already exists; pass --force to overwrite it or choose another -o path",
+            };
+            return Err(Error::input(&path, None, message));
         }
     }
     Ok(())
@@ -244,6 +263,7 @@ pub fn create(out: &Path, meta: &CacheMeta) -> Result<Box<dyn CacheWriter>> {
             out,
             meta.points,
             meta.start_frame as f32,
+            meta.replace_partial,
         )?),
         Format::Mdd => Box::new(mdd::MddWriter::create(out, meta)?),
         Format::Usda => Box::new(usd::UsdaWriter::create(out, meta)?),

@@ -1,19 +1,25 @@
 //! The partial-file plumbing every cache writer shares: a cache is written as
-//! `<out>.partial`, kept a complete, valid cache of the finished frames after every frame,
-//! and renamed over `<out>` only when the bake finishes. An interrupted or failed bake thus
-//! leaves the finished frames in the partial file and never touches an existing `<out>`.
+//! `<out>.partial`, kept a complete, valid cache of the finished frames after every frame
+//! (and after a SIGKILL at any instant), and renamed over `<out>` only when the bake
+//! finishes. An interrupted or failed bake thus leaves the finished frames in the partial
+//! file and never touches an existing `<out>`. The partial file is claimed first
+//! ([`super::claim`]): one bake per output, no truncation of an earlier bake's partial
+//! without `force`, no writing through a symbolic link.
 //!
 //! Two shapes of output share the [`Partial`] view (path and finished frames):
 //!
 //! * [`PartialFile`]: one file holding every frame (PC2, MDD, USD). A frame goes in through
 //!   [`PartialFile::add_frame`], which counts it once its bytes are in and otherwise runs the
 //!   format's restore step, cutting the file back to its last valid state (a full disk frees
-//!   the space again). Formats that cannot grow in place rebuild the whole file with
-//!   [`PartialFile::rewrite`], through `<out>.partial.tmp` and a rename.
+//!   the space again). A format whose finished file differs from its partial layout
+//!   publishes through [`PartialFile::publish_with`].
 //! * [`PartialSequence`]: one file per frame (`.geo` sequences), each written complete as
-//!   `<frame file>.partial` and all renamed at the end.
+//!   `<frame file>.partial.tmp` and renamed to `<frame file>.partial`, all renamed to their
+//!   final names at the end; the claimed `<pattern>.partial` holds the lock meanwhile.
+use super::claim;
 use crate::error::{Error, Result};
-use std::fs::{File, OpenOptions};
+use crate::format::FramePattern;
+use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -55,11 +61,12 @@ pub struct PartialFile {
 }
 
 impl PartialFile {
-    /// Creates `<out>.partial` (replacing any left by an earlier bake) holding `header`,
-    /// the format's valid file of no frames.
-    pub fn create(out: &Path, header: &[u8]) -> Result<Self> {
+    /// Claims `<out>.partial` ([`claim::claim`]: an earlier bake's partial file is
+    /// replaced only with `force`) and writes `header`, the format's valid file of no
+    /// frames.
+    pub fn create(out: &Path, header: &[u8], force: bool) -> Result<Self> {
         let path = partial_path(out);
-        let mut file = open_new(&path).map_err(write_error(&path))?;
+        let mut file = claim::claim(&path, force)?;
         file.write_all(header).map_err(write_error(&path))?;
         Ok(PartialFile {
             out: out.to_path_buf(),
@@ -102,41 +109,42 @@ impl PartialFile {
         self.file.set_len(len)
     }
 
-    /// Replaces the whole file: `write` writes the new content to `<out>.partial.tmp`,
-    /// reading what it keeps from the current file (given second, at an unspecified
-    /// position), and the temporary file is then renamed over the partial file. The
-    /// partial file is therefore always either the old or the new complete cache, even if
-    /// the process dies mid-write. On error the temporary file is removed and the partial
-    /// file is untouched.
-    pub fn rewrite(
-        &mut self,
-        write: impl FnOnce(&mut BufWriter<File>, &mut File) -> std::io::Result<()>,
-    ) -> std::io::Result<()> {
-        let tmp = with_suffix(&self.path, ".tmp");
-        let result = (|| {
-            let mut w = BufWriter::new(open_new(&tmp)?);
-            write(&mut w, &mut self.file)?;
-            let file = w.into_inner().map_err(|e| e.into_error())?;
-            std::fs::rename(&tmp, &self.path)?;
-            Ok(file)
-        })();
-        match result {
-            Ok(file) => {
-                self.file = file;
-                Ok(())
-            }
-            Err(e) => {
-                let _ = std::fs::remove_file(&tmp);
-                Err(e)
-            }
-        }
-    }
-
     /// Flushes the file to disk and renames it over `<out>`; returns `<out>`.
     pub fn publish(self) -> Result<PathBuf> {
         self.file.sync_all().map_err(write_error(&self.path))?;
         std::fs::rename(&self.path, &self.out).map_err(write_error(&self.out))?;
         Ok(self.out)
+    }
+
+    /// Publishes a finished file other than the partial one: `write` writes it to
+    /// `<out>.partial.tmp`, reading what it needs from the partial file (given second, at
+    /// an unspecified position); the temporary file is flushed and renamed over `<out>`,
+    /// then the partial file removed. On error the temporary file is removed and the
+    /// partial file kept.
+    pub fn publish_with(
+        mut self,
+        write: impl FnOnce(&mut BufWriter<File>, &mut File) -> std::io::Result<()>,
+    ) -> Result<PathBuf> {
+        let tmp = with_suffix(&self.path, ".tmp");
+        let result = (|| {
+            let _ = std::fs::remove_file(&tmp);
+            let mut w = BufWriter::new(claim::create_new(&tmp)?);
+            write(&mut w, &mut self.file)?;
+            let file = w.into_inner().map_err(|e| e.into_error())?;
+            file.sync_all()?;
+            std::fs::rename(&tmp, &self.out)
+        })();
+        if let Err(e) = result {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(write_error(&self.out)(e));
+        }
+        let _ = std::fs::remove_file(&self.path);
+        Ok(self.out)
+    }
+
+    /// The partial file, to read back what it holds.
+    pub fn file(&mut self) -> &mut File {
+        &mut self.file
     }
 }
 
@@ -150,52 +158,71 @@ impl Partial for PartialFile {
     }
 }
 
-/// A file created (or emptied) for reading and writing.
-fn open_new(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)
-}
-
 /// A sequence of frame files being written, each as `<frame file>.partial`.
 #[derive(Debug)]
 pub struct PartialSequence {
+    pattern: FramePattern,
     out: PathBuf,
     path: PathBuf,
-    /// Final and partial path of every finished frame.
-    written: Vec<(PathBuf, PathBuf)>,
+    /// The claimed `<pattern>.partial` (empty; it holds the lock).
+    claim: File,
+    /// Replace an earlier sequence: its frames this one does not write are removed.
+    force: bool,
+    /// Frame number, final and partial path of every finished frame.
+    written: Vec<(i32, PathBuf, PathBuf)>,
 }
 
 impl PartialSequence {
-    /// An empty sequence whose pattern is `out`; writes nothing yet.
-    pub fn new(out: &Path) -> Self {
-        PartialSequence {
+    /// Claims the sequence `out` (its pattern's `<out>.partial`, [`claim::claim`]);
+    /// writes no frame yet.
+    pub fn new(out: &Path, force: bool) -> Result<Self> {
+        let path = partial_path(out);
+        Ok(PartialSequence {
+            pattern: FramePattern::parse(out)?,
             out: out.to_path_buf(),
-            path: partial_path(out),
+            claim: claim::claim(&path, force)?,
+            path,
+            force,
             written: Vec::new(),
-        }
+        })
     }
 
-    /// Writes the next frame, whose final file is `path`, complete as `<path>.partial`; on
-    /// error removes it again, so only complete frame files remain.
-    pub fn add_frame(&mut self, path: PathBuf, bytes: &[u8]) -> Result<()> {
+    /// Writes frame `frame` complete as `<frame file>.partial.tmp`, then renames it to
+    /// `<frame file>.partial`: a frame's partial file is complete whenever it exists.
+    pub fn add_frame(&mut self, frame: i32, bytes: &[u8]) -> Result<()> {
+        let path = self.pattern.path(frame);
         let partial = partial_path(&path);
-        if let Err(e) = std::fs::write(&partial, bytes) {
-            let _ = std::fs::remove_file(&partial);
+        let tmp = with_suffix(&partial, ".tmp");
+        let _ = std::fs::remove_file(&tmp);
+        let written = claim::create_new(&tmp)
+            .and_then(|mut f| f.write_all(bytes))
+            .and_then(|()| std::fs::rename(&tmp, &partial));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
             return Err(write_error(&partial)(e));
         }
-        self.written.push((path, partial));
+        self.written.push((frame, path, partial));
         Ok(())
     }
 
-    /// Renames every frame file to its final name; returns the sequence's pattern.
+    /// Renames every frame file to its final name; with `force`, removes the frames of an
+    /// earlier sequence of the same pattern that this one did not write (and nothing
+    /// else); returns the sequence's pattern.
     pub fn publish(self) -> Result<PathBuf> {
-        for (path, partial) in &self.written {
+        for (_, path, partial) in &self.written {
             std::fs::rename(partial, path).map_err(write_error(path))?;
         }
+        if self.force {
+            let mine: std::collections::HashSet<i32> =
+                self.written.iter().map(|(f, _, _)| *f).collect();
+            for (frame, old) in self.pattern.existing()? {
+                if !mine.contains(&frame) {
+                    std::fs::remove_file(&old).map_err(write_error(&old))?;
+                }
+            }
+        }
+        let _ = std::fs::remove_file(&self.path);
+        drop(self.claim);
         Ok(self.out)
     }
 }
@@ -218,7 +245,7 @@ mod tests {
     fn a_failed_frame_is_not_counted_and_the_restore_step_runs() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("c.bin");
-        let mut f = PartialFile::create(&out, b"head").unwrap();
+        let mut f = PartialFile::create(&out, b"head", false).unwrap();
         f.add_frame(|f| f.append(b"one"), |_| Ok(())).unwrap();
         let e = f
             .add_frame(
@@ -234,20 +261,5 @@ mod tests {
         assert_eq!(std::fs::read(f.path()).unwrap(), b"headone");
         assert_eq!(f.publish().unwrap(), out);
         assert_eq!(std::fs::read(&out).unwrap(), b"headone");
-    }
-
-    #[test]
-    fn a_failed_rewrite_leaves_the_partial_file_and_no_temporary_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("c.bin");
-        let mut f = PartialFile::create(&out, b"v0").unwrap();
-        f.rewrite(|w, _| w.write_all(b"v1")).unwrap();
-        let failed = f.rewrite(|w, _| {
-            w.write_all(b"v2")?;
-            Err(std::io::Error::other("disk full"))
-        });
-        assert!(failed.is_err());
-        assert_eq!(std::fs::read(f.path()).unwrap(), b"v1");
-        assert!(!with_suffix(f.path(), ".tmp").exists());
     }
 }

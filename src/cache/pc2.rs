@@ -9,9 +9,10 @@
 //!        28  i32  number of samples
 //!        32  f32 x, y, z per point per sample, little-endian
 //! ```
-//! Each frame is appended first and the header's sample count rewritten after, so the
-//! partial file is valid after every frame (a crash in between leaves a valid file that
-//! ignores the trailing frame). A failed write cuts the file back to its finished frames.
+//! Each frame is appended first and the header's sample count rewritten after (4 bytes in
+//! the first page, one write the kernel does whole), so the partial file is valid at every
+//! instant: a SIGKILL in between leaves a valid file that ignores the trailing bytes. A
+//! failed write cuts the file back to its finished frames.
 use super::partial::{Partial, PartialFile};
 use super::CacheWriter;
 use crate::error::{Error, Result};
@@ -31,8 +32,9 @@ pub struct Pc2Writer {
 }
 
 impl Pc2Writer {
-    /// Creates `<out>.partial` with a header for `points` points starting at `start_frame`.
-    pub fn create(out: &Path, points: usize, start_frame: f32) -> Result<Self> {
+    /// Creates `<out>.partial` with a header for `points` points starting at `start_frame`
+    /// (an earlier bake's partial file is replaced only with `force`).
+    pub fn create(out: &Path, points: usize, start_frame: f32, force: bool) -> Result<Self> {
         let n = i32::try_from(points)
             .map_err(|_| Error::input(out, None, "too many points for a PC2 file"))?;
         let mut header = Vec::with_capacity(HEADER as usize);
@@ -43,7 +45,7 @@ impl Pc2Writer {
         header.extend_from_slice(&1.0f32.to_le_bytes());
         header.extend_from_slice(&0i32.to_le_bytes());
         Ok(Pc2Writer {
-            file: PartialFile::create(out, &header)?,
+            file: PartialFile::create(out, &header, force)?,
             points,
         })
     }
@@ -115,7 +117,7 @@ mod tests {
     fn partial_file_is_valid_after_every_frame_and_renamed_on_finish() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("c.pc2");
-        let mut w: Box<dyn CacheWriter> = Box::new(Pc2Writer::create(&out, 2, 5.0).unwrap());
+        let mut w: Box<dyn CacheWriter> = Box::new(Pc2Writer::create(&out, 2, 5.0, false).unwrap());
         let partial = w.partial_path().to_path_buf();
         for k in 0..3 {
             let p = [

@@ -57,9 +57,12 @@ fn read_partial(out: &Path, partial: &Path, start: i32, k: usize) -> Vec<Vec<[f3
     match Format::of(out).unwrap() {
         Format::Pc2 => pc2::read(partial).unwrap().2,
         Format::Mdd => {
-            let (times, frames) = mdd::read(partial).unwrap();
-            let want: Vec<f32> = (0..k).map(|i| (start + i as i32) as f32 / 24.0).collect();
+            // Laid out for the whole range (4 frames): the unfinished ones are zeros.
+            let (times, mut frames) = mdd::read(partial).unwrap();
+            let want: Vec<f32> = (0..4).map(|i| (start + i as i32) as f32 / 24.0).collect();
             assert_eq!(times, want);
+            assert!(frames[k..].iter().flatten().all(|p| *p == [0.0; 3]));
+            frames.truncate(k);
             frames
         }
         Format::Usda => usda_samples(partial, start, k),
@@ -81,7 +84,7 @@ fn usda_samples(path: &Path, start: i32, k: usize) -> Vec<Vec<[f32; 3]>> {
     let text = std::fs::read_to_string(path).unwrap();
     assert!(text.starts_with("#usda 1.0\n"));
     assert!(
-        text.ends_with("    }\n}\n"),
+        text.trim_end().ends_with(" };}"),
         "closing braces follow the samples"
     );
     let end = start + k as i32 - 1;
@@ -100,7 +103,9 @@ fn usda_samples(path: &Path, start: i32, k: usize) -> Vec<Vec<[f32; 3]>> {
         .take_while(|l| l.starts_with("        "))
         .enumerate()
         .map(|(i, l)| {
-            let (f, rest) = l.trim().split_once(": ").unwrap();
+            // The last live sample ends with the closing braces of the partial layout.
+            let l = l.trim().trim_end_matches("};}").trim_end();
+            let (f, rest) = l.split_once(": ").unwrap();
             assert_eq!(f.parse::<i32>().unwrap(), start + i as i32);
             rest.trim_start_matches('[')
                 .trim_end_matches("],")
@@ -175,11 +180,38 @@ fn existing_outputs_and_sequence_frames_need_force() {
     std::fs::write(dir.path().join("s.0003.geo"), b"old").unwrap();
     let e = check_output(&seq, false, (1, 3)).unwrap_err().to_string();
     assert!(e.contains("s.0003.geo") && e.contains("--force"), "{e}");
+    let e = check_output(&seq, false, (4, 9)).unwrap_err().to_string();
     assert!(
-        check_output(&seq, false, (4, 9)).is_ok(),
-        "frame 3 is outside 4..9"
+        e.contains("s.0003.geo") && e.contains("earlier sequence"),
+        "frame 3 of the old sequence, outside 4..9, stops it too: {e}"
     );
+    std::fs::write(dir.path().join("s.3.geo"), b"not of this pattern").unwrap();
+    std::fs::remove_file(dir.path().join("s.0003.geo")).unwrap();
+    assert!(check_output(&seq, false, (1, 3)).is_ok());
     assert!(check_output(&seq, true, (1, 3)).is_ok());
+}
+
+#[test]
+fn an_unfinished_mdd_is_trimmed_to_its_finished_frames_when_dropped() {
+    let g = sheet_garment();
+    let n = g.output_points.len();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t.mdd");
+    let meta = CacheMeta::for_garment(&g, 3, 10, 24.0, UpAxis::Z);
+    let mut w = create(&out, &meta).unwrap();
+    for k in 0..4 {
+        w.write_frame(&frame(n, k)).unwrap();
+    }
+    let partial = w.partial_path().to_path_buf();
+    drop(w);
+    let (times, frames) = mdd::read(&partial).unwrap();
+    assert_eq!(times, [3.0 / 24.0, 4.0 / 24.0, 5.0 / 24.0, 6.0 / 24.0]);
+    for (k, f) in frames.iter().enumerate() {
+        let want: Vec<[f32; 3]> = frame(n, k).iter().map(text::to_f32).collect();
+        assert_eq!(*f, want, "frame {k} moved back intact");
+    }
+    let len = std::fs::metadata(&partial).unwrap().len() as usize;
+    assert_eq!(len, 8 + 4 * 4 + 4 * n * 12);
 }
 
 #[test]

@@ -28,11 +28,25 @@
 //! shortest decimal that reads back exactly ([`crate::format::text`]), so a `.usda` holds the same
 //! numbers as a PC2 of the same bake.
 //!
-//! The partial file is valid after every frame without being rewritten: the points sample
-//! is written over the closing braces, which follow it again; the extent sample fills one
-//! of the lines of spaces reserved for every frame when the file was created (whitespace
-//! is insignificant in `.usda`); `endTimeCode` is overwritten in its fixed-width field.
-//! Cost per frame: that frame's text only.
+//! **The partial file is valid at every instant**, even after a SIGKILL in the middle of
+//! a write, and every frame's text is written once. It differs from the finished file
+//! only from the `{` of `points.timeSamples = {` on: each sample is a line of its own and
+//! the dictionary's and the prim's closing braces, `};}`, end the last one (or, before
+//! the first frame, the `{` line). A frame is added in four steps:
+//!
+//! 1. its extent line is written into its reserved line of spaces as a comment (`#`
+//!    in place of its first space; a comment cut short is still a comment), then the `#`
+//!    becomes a space;
+//! 2. `#` + its points sample + ` };}` + newline is appended after the file's end: a
+//!    comment again, whatever part of it is written;
+//! 3. one 6-byte write, never across a page boundary (so the kernel writes it whole),
+//!    turns the previous ` };}` into spaces and the new line's `#` into a space: the
+//!    sample and its closing braces become live at the same instant;
+//! 4. `endTimeCode` is overwritten in its fixed-width field.
+//!
+//! [`CacheWriter::finish`] writes the finished file (one sample per line, the closing
+//! braces on their own lines as above) from the partial one and renames it over `<out>`.
+//! Cost per frame: that frame's text once, plus once more when finishing.
 use super::partial::{Partial, PartialFile};
 use super::{CacheMeta, CacheWriter};
 use crate::error::{Error, Result};
@@ -40,10 +54,17 @@ use crate::format::text::{bounds, check_finite, f32_text, to_f32, F32_TEXT_MAX};
 use crate::scene::UpAxis;
 use crate::Vec3;
 use std::fmt::Write as _;
+use std::io::{Read, Seek, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
 
-/// What follows the last points sample: the dictionary's and the prim's closing braces.
+/// What follows the last points sample of the finished file: the dictionary's and the
+/// prim's closing braces.
 const TAIL: &str = "    }\n}\n";
+/// The same braces at the end of the partial file's last live line (`;` separates them
+/// where the finished file has a newline).
+const CLOSE: &str = " };}\n";
+/// Page size the commit write of a frame must not cross (the smallest Linux page).
+const PAGE: u64 = 4096;
 /// Most frames one file takes (the reserved extent lines then fill 64 MB).
 pub const MAX_FRAMES: usize = 500_000;
 /// Width of `endTimeCode`'s value (an i32 with sign).
@@ -62,8 +83,12 @@ pub struct UsdaWriter {
     end_code_at: u64,
     /// Byte offset of the first reserved extent line.
     extent_at: u64,
-    /// Byte offset of [`TAIL`].
-    tail_at: u64,
+    /// Byte offset just after the `{` of `points.timeSamples = {`.
+    samples_at: u64,
+    /// Length of the partial file: its live text ends with [`CLOSE`].
+    end: u64,
+    /// Byte offset and length of every points sample (`        F: [...],`).
+    samples: Vec<(u64, usize)>,
 }
 
 impl UsdaWriter {
@@ -149,16 +174,18 @@ impl UsdaWriter {
             text.push_str(" (\n        interpolation = \"faceVarying\"\n    )\n");
         }
         text.push_str("    uniform token subdivisionScheme = \"none\"\n");
-        text.push_str("    point3f[] points.timeSamples = {\n");
-        let tail_at = text.len() as u64;
-        text.push_str(TAIL);
+        text.push_str("    point3f[] points.timeSamples = {");
+        let samples_at = text.len() as u64;
+        text.push_str(&closing(samples_at));
         Ok(UsdaWriter {
-            file: PartialFile::create(out, text.as_bytes())?,
+            file: PartialFile::create(out, text.as_bytes(), meta.replace_partial)?,
             start_frame: meta.start_frame,
             capacity: meta.frames,
             end_code_at,
             extent_at,
-            tail_at,
+            samples_at,
+            end: text.len() as u64,
+            samples: Vec::new(),
         })
     }
 }
@@ -184,48 +211,91 @@ impl CacheWriter for UsdaWriter {
             }
             sample.push_str(&tuple(q));
         }
-        sample.push_str("],\n");
+        sample.push_str("],");
         let (lo, hi) = bounds(&p);
         let mut extent = format!("        {frame}: [{}, {}],", tuple(&lo), tuple(&hi));
         let _ = writeln!(extent, "{:w$}", "", w = EXTENT_LINE - 1 - extent.len());
         let line = self.extent_at + (done * EXTENT_LINE) as u64;
-        let (tail_at, end_code_at) = (self.tail_at, self.end_code_at);
+        let end = self.end;
+        let mut block = String::with_capacity(sample.len() + 8);
+        block.push('#');
+        block.push_str(&sample[1..]);
+        block.push_str(&closing(end + block.len() as u64));
+        let (end_code_at, last) = (self.end_code_at, frame - i32::from(done > 0));
         self.file.add_frame(
-            // The points sample (then the tail), the extent line, the end time code.
             |f| {
-                let mut block = String::with_capacity(sample.len() + TAIL.len());
-                block.push_str(&sample);
-                block.push_str(TAIL);
-                f.write_at(tail_at, block.as_bytes())?;
-                f.write_at(line, extent.as_bytes())?;
+                f.write_at(line, format!("#{}", &extent[1..]).as_bytes())?;
+                f.write_at(line, b" ")?;
+                f.write_at(end, block.as_bytes())?;
+                f.write_at(end - 5, b"    \n ")?;
                 let code = format!("{frame:<w$}", w = TIME_CODE_WIDTH);
                 f.write_at(end_code_at, code.as_bytes())
             },
-            // Back to the finished frames: tail, blank extent line, previous end time code.
+            // Back to the finished frames: the old closing braces, the file's old end, a
+            // blank extent line, the previous end time code.
             |f| {
                 let blank = format!("{:w$}\n", "", w = EXTENT_LINE - 1);
-                let last = frame - i32::from(done > 0);
                 let code = format!("{last:<w$}", w = TIME_CODE_WIDTH);
                 let results = [
-                    f.truncate(tail_at),
-                    f.write_at(tail_at, TAIL.as_bytes()),
+                    f.write_at(end - 5, CLOSE.as_bytes()),
+                    f.truncate(end),
                     f.write_at(line, blank.as_bytes()),
                     f.write_at(end_code_at, code.as_bytes()),
                 ];
                 results.into_iter().collect()
             },
         )?;
-        self.tail_at += sample.len() as u64;
+        self.samples.push((end, sample.len()));
+        self.end += block.len() as u64;
         Ok(())
     }
 
     fn finish(self: Box<Self>) -> Result<PathBuf> {
-        self.file.publish()
+        let UsdaWriter {
+            file,
+            samples_at,
+            samples,
+            ..
+        } = *self;
+        file.publish_with(|w, partial| {
+            partial.seek(SeekFrom::Start(0))?;
+            let copied = std::io::copy(&mut Read::by_ref(partial).take(samples_at), w)?;
+            if copied != samples_at {
+                return Err(std::io::Error::other(
+                    "the partial file is shorter than its header",
+                ));
+            }
+            w.write_all(b"\n")?;
+            let mut buf = Vec::new();
+            for &(at, len) in &samples {
+                buf.resize(len, 0);
+                partial.seek(SeekFrom::Start(at))?;
+                partial.read_exact(&mut buf)?;
+                // The first byte was the comment sign before the frame went live.
+                buf[0] = b' ';
+                w.write_all(&buf)?;
+                w.write_all(b"\n")?;
+            }
+            w.write_all(TAIL.as_bytes())
+        })
     }
 
     fn partial(&self) -> &dyn Partial {
         &self.file
     }
+}
+
+/// Spaces + [`CLOSE`] to write at byte `at`, the spaces as many as keep the 6-byte
+/// commit of the next frame (step 3 of the module's doc: the last 5 bytes and the one
+/// after them) inside one page.
+fn closing(at: u64) -> String {
+    let mut s = String::new();
+    let end = |s: &String| at + (s.len() + CLOSE.len()) as u64;
+    while (end(&s) - 5) / PAGE != end(&s) / PAGE {
+        s.push(' ');
+    }
+    s.push_str(CLOSE);
+    s
 }
 
 /// `(x, y, z)`.

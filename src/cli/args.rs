@@ -120,11 +120,13 @@ pub struct SimulateArgs {
     /// Collision body, static or animated (repeatable). Default: every other mesh.
     #[arg(long = "body", value_name = "NAME")]
     pub bodies: Vec<String>,
-    /// Inclusive frame range A..B. Default: the scene's animation range, else 1..48.
-    #[arg(long, value_name = "A..B")]
+    /// Inclusive frame range A..B (negative frames too: --frames -5..-3). At most
+    /// 1,000,000 frames and 16 GiB of point data (frames × points × 12 bytes, all
+    /// garments) per bake. Default: the scene's animation range, else 1..48.
+    #[arg(long, value_name = "A..B", allow_hyphen_values = true)]
     pub frames: Option<String>,
-    /// Frames per second. Default: from the file, else 24.
-    #[arg(long, value_name = "F")]
+    /// Frames per second, 1 to 1000. Default: from the file, else 24.
+    #[arg(long, value_name = "F", allow_negative_numbers = true)]
     pub fps: Option<f64>,
     /// Material preset (cotton, silk, denim, jersey, leather) or a JSON file whose fields
     /// (density kg/m², stretch/shear N/m, bend_u/bend_v N·m, their *_damping, bu, bv, drag,
@@ -157,8 +159,9 @@ pub struct SimulateArgs {
     /// warning naming the panels. Use `uv` for a garment modelled stretched on purpose.
     #[arg(long, value_name = "auto|uv|shape", default_value = "auto")]
     pub rest: String,
-    /// Largest time step in seconds; steps adapt below it (Baraff §7). Default: one frame.
-    #[arg(long = "max-step", value_name = "S")]
+    /// Largest time step in seconds, 1e-5 to 1; steps adapt below it (Baraff §7). Default:
+    /// one frame.
+    #[arg(long = "max-step", value_name = "S", allow_negative_numbers = true)]
     pub max_step: Option<f64>,
     /// Time integrator.
     #[arg(long, value_enum, default_value = "implicit")]

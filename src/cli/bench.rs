@@ -30,10 +30,10 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             if stop.requested() {
                 return Err(interrupted());
             }
-            results.push(r);
             if !args.json {
-                print_line(results.last().expect("just pushed"));
+                print_line(&r)?;
             }
+            results.push(r);
         }
     } else {
         for path in &args.scenes {
@@ -46,24 +46,24 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                 if stop.requested() {
                     return Err(interrupted());
                 }
-                results.push(r);
                 if !args.json {
-                    print_line(results.last().expect("just pushed"));
+                    print_line(&r)?;
                 }
+                results.push(r);
             }
         }
     }
     if args.json {
         let text = serde_json::to_string_pretty(&results)
             .map_err(|e| Error::Internal(format!("bench JSON: {e}")))?;
-        println!("{text}");
+        super::process::print(&format!("{text}\n"))?;
     }
     Ok(())
 }
 
-fn print_line(r: &BenchResult) {
-    println!(
-        "{:<24} {:>6} particles  {:>9.2} ms/frame  {:>5.2} steps/frame  {:>6.1} CG it/step  {} rejections  max strain {:.4}",
+fn print_line(r: &BenchResult) -> Result<()> {
+    super::process::print(&format!(
+        "{:<24} {:>6} particles  {:>9.2} ms/frame  {:>5.2} steps/frame  {:>6.1} CG it/step  {} rejections  max strain {:.4}\n",
         r.name, r.particles, r.ms_per_frame, r.steps_per_frame, r.cg_per_step, r.rejections, r.final_max_strain
-    );
+    ))
 }

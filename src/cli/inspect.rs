@@ -27,12 +27,11 @@ pub fn run(args: &InspectArgs) -> Result<()> {
         .collect::<Result<Vec<_>>>()?;
     let bodies: Vec<Value> = scene.bodies.iter().map(body_entry).collect();
     let out = json!({"garments": garments, "bodies": bodies});
-    if args.json {
-        println!("{out}");
-    } else {
-        print_text(&out);
-    }
-    Ok(())
+    let text = match args.json {
+        true => format!("{out}\n"),
+        false => text(&out),
+    };
+    super::process::print(&text)
 }
 
 /// The `garments` entry of `g`: model counts, or the UV problem that stops the model.
@@ -72,9 +71,13 @@ pub fn body_entry(b: &Body) -> Value {
     json!({"name": b.name, "vertices": vertices, "frames": frames})
 }
 
-fn print_text(out: &Value) {
+/// The readable table of `out`.
+fn text(out: &Value) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
     for g in out["garments"].as_array().into_iter().flatten() {
-        println!(
+        let _ = writeln!(
+            s,
             "garment {}: {} vertices, {} triangles, {} panels, {} seam edges, {} pinned",
             g["name"].as_str().unwrap_or("?"),
             g["vertices"],
@@ -92,14 +95,15 @@ fn print_text(out: &Value) {
             .enumerate()
         {
             if rest == "shape" {
-                println!(
+                let _ = writeln!(
+            s,
                     "  panel {k}: rests on the modelled shape (its UVs are {:.0}% off; --rest uv keeps them)",
                     100.0 * m.as_f64().unwrap_or(0.0)
                 );
             }
         }
         for p in g["uv_problems"].as_array().into_iter().flatten() {
-            println!("  UV problem: {}", p.as_str().unwrap_or("?"));
+            let _ = writeln!(s, "  UV problem: {}", p.as_str().unwrap_or("?"));
         }
     }
     for b in out["bodies"].as_array().into_iter().flatten() {
@@ -107,10 +111,12 @@ fn print_text(out: &Value) {
             Some(f) if f.len() == 2 => format!("animated over frames {}..{}", f[0], f[1]),
             _ => "static".to_string(),
         };
-        println!(
+        let _ = writeln!(
+            s,
             "body {}: {} vertices, {frames}",
             b["name"].as_str().unwrap_or("?"),
             b["vertices"]
         );
     }
+    s
 }

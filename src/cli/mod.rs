@@ -5,6 +5,7 @@ pub mod bench;
 pub mod control;
 pub mod inspect;
 pub mod interrupt;
+pub mod process;
 pub mod progress;
 pub mod report;
 pub mod settings;

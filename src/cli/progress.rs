@@ -7,6 +7,9 @@
 //! | `auto` elsewhere | warnings | the same `wrote` lines |
 //! | `json` | one JSON event per line | the `done` event |
 //! | `none` | warnings | nothing |
+//!
+//! Every line goes out in one write and a failed write is ignored (stderr is closed or
+//! full: nothing can be told there), so progress never stops a bake or panics.
 use super::args::ProgressMode;
 use serde_json::{json, Value};
 use std::io::{IsTerminal, Write};
@@ -44,9 +47,7 @@ impl Progress {
     }
 
     fn emit(&self, event: Value) {
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{event}");
-        let _ = err.flush();
+        line(&event.to_string());
     }
 
     /// `{"event":"start",...}`; starts the bar of `total` frames.
@@ -105,10 +106,10 @@ impl Progress {
                 "objective": objective, "keyframe_error": error,
                 "elapsed_s": round3(self.elapsed()),
             })),
-            ProgressMode::Bar => eprintln!(
+            ProgressMode::Bar => line(&format!(
                 "{garment}: iteration {iteration}/{of}, objective {objective:.4e}, keyframe error {:.1} mm",
                 1e3 * error
-            ),
+            )),
             _ => {}
         }
     }
@@ -119,7 +120,7 @@ impl Progress {
         if self.mode == ProgressMode::Bar {
             match &self.bar {
                 Some(bar) => bar.println(message),
-                None => eprintln!("{message}"),
+                None => line(message),
             }
         }
     }
@@ -130,9 +131,9 @@ impl Progress {
             ProgressMode::Json => self.emit(json!({"event": "warning", "message": message})),
             ProgressMode::Bar => match &self.bar {
                 Some(bar) => bar.println(format!("warning: {message}")),
-                None => eprintln!("warning: {message}"),
+                None => line(&format!("warning: {message}")),
             },
-            _ => eprintln!("warning: {message}"),
+            _ => line(&format!("warning: {message}")),
         }
     }
 
@@ -151,7 +152,7 @@ impl Progress {
         }
         if self.success_lines {
             for o in outputs {
-                eprintln!("{}", success_line(o, frames, self.elapsed()));
+                line(&success_line(o, frames, self.elapsed()));
             }
         }
     }
@@ -179,22 +180,31 @@ fn round3(x: f64) -> f64 {
 /// JSON event in JSON mode, else `warning: ...` on stderr.
 pub fn print_warning(json_mode: bool, message: &str) {
     if json_mode {
-        eprintln!("{}", json!({"event": "warning", "message": message}));
+        line(&json!({"event": "warning", "message": message}).to_string());
     } else {
-        eprintln!("warning: {message}");
+        line(&format!("warning: {message}"));
     }
 }
 
 /// Prints an error once: a JSON event in JSON mode, else `error: ...` on stderr.
 pub fn print_error(json_mode: bool, code: i32, message: &str) {
     if json_mode {
-        eprintln!(
-            "{}",
-            json!({"event": "error", "code": code, "message": message})
-        );
+        line(&json!({"event": "error", "code": code, "message": message}).to_string());
     } else {
-        eprintln!("error: {message}");
+        line(&format!("error: {message}"));
     }
+}
+
+/// Writes `text` and a newline to stderr in one write. A failure (a closed pipe, a full
+/// disk behind a redirection) is ignored: stderr is where it would be reported, and a
+/// bake is not stopped because nobody reads its progress.
+fn line(text: &str) {
+    let mut buf = String::with_capacity(text.len() + 1);
+    buf.push_str(text);
+    buf.push('\n');
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(buf.as_bytes());
+    let _ = err.flush();
 }
 
 #[cfg(test)]

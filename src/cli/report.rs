@@ -49,6 +49,30 @@ impl Report {
         }
     }
 
+    /// Checks before any work that `path` can be written: an existing file is opened for
+    /// writing (not emptied), a new one created and removed again. A usage error naming
+    /// the path otherwise, so that a bake never finishes only to lose its report.
+    pub fn check(path: &Path) -> Result<()> {
+        let probe = if path.is_dir() {
+            Err(std::io::Error::other("it is a directory"))
+        } else if path.exists() {
+            std::fs::OpenOptions::new().write(true).open(path).map(drop)
+        } else {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .and_then(|_| std::fs::remove_file(path))
+        };
+        probe.map_err(|e| {
+            Error::input(
+                path,
+                None,
+                format!("cannot write the report there ({e}); choose another --report path"),
+            )
+        })
+    }
+
     /// Sets a top-level field (`frames`, `fps`, `garments`).
     pub fn set(&mut self, key: &str, value: Value) {
         self.head.insert(key.to_string(), value);

@@ -27,6 +27,9 @@ pub(super) fn run_command(
     command: &str,
     body: impl FnOnce(&mut Progress, &mut Option<Report>) -> Result<()>,
 ) -> Result<()> {
+    if let Some(p) = &args.report {
+        Report::check(p)?;
+    }
     interrupt::install(args.progress == ProgressMode::Json);
     let mut progress = Progress::new(args.progress);
     let mut report = args.report.as_ref().map(|p| {
@@ -60,7 +63,7 @@ fn simulate(
 /// Reads the scene the flags select.
 pub(super) fn load(args: &SimulateArgs) -> Result<crate::io::Selected> {
     if let Some(f) = args.fps {
-        settings::positive("--fps", f)?;
+        bake::in_range("--fps", f, bake::FPS_RANGE, "frames per second")?;
     }
     settings::positive("--scale", args.scale)?;
     let mut selected = crate::io::select(&args.scene, &args.garments, &args.bodies, args.fps)?;

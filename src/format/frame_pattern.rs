@@ -48,6 +48,35 @@ impl FramePattern {
         self.dir
             .join(format!("{}{number}{}", self.prefix, self.suffix))
     }
+
+    /// The files of this pattern in its directory, with their frame numbers: exactly the
+    /// names [`FramePattern::path`] gives for some frame (`s.0007.geo` for `s.$F4.geo`,
+    /// not `s.7.geo` or `s.0007.geo.bak`).
+    pub fn existing(&self) -> Result<Vec<(i32, PathBuf)>> {
+        let dir = match self.dir.as_os_str().is_empty() {
+            true => Path::new("."),
+            false => self.dir.as_path(),
+        };
+        let listing = std::fs::read_dir(dir)
+            .map_err(|e| Error::input(dir, None, format!("cannot list the directory: {e}")))?;
+        let mut found = Vec::new();
+        for entry in listing.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let number = name
+                .strip_prefix(self.prefix.as_str())
+                .and_then(|n| n.strip_suffix(self.suffix.as_str()));
+            let Some(frame) = number.and_then(|n| n.parse::<i32>().ok()) else {
+                continue;
+            };
+            let path = self.path(frame);
+            if path.file_name() == Some(std::ffi::OsStr::new(name)) {
+                found.push((frame, path));
+            }
+        }
+        found.sort();
+        Ok(found)
+    }
 }
 
 /// Byte offset, length and padding width of the first `$F`, `$Fn`, `${F}` or `${Fn}`.

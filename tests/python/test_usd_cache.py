@@ -112,12 +112,12 @@ def test_interrupted_usd_bake_leaves_a_partial_stage_with_the_finished_frames(
 
 def test_a_full_disk_leaves_a_partial_stage_usd_opens(drape, fixture, tmp_path):
     """`ulimit -f` (with SIGXFSZ ignored) makes a write fail mid-bake as a full disk does:
-    exit 2, and the partial .usda, cut back to its last finished frame, still opens."""
+    exit 3, and the partial .usda, cut back to its last finished frame, still opens."""
     out = tmp_path / "full.usda"
     script = (f"trap '' XFSZ; ulimit -f 48; exec '{drape.binary}' simulate "
               f"'{fixture('sheet_small.gltf')}' --frames 1..40 -o '{out}' --progress none")
     r = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
-    assert r.returncode == 2, r.stderr
+    assert r.returncode == 3, r.stderr
     assert "keeps frames 1.." in r.stderr
     copy = tmp_path / "copy.usda"
     shutil.copy(tmp_path / "full.usda.partial", copy)

@@ -1,0 +1,189 @@
+//! One writer per output: a bake claims `<out>.partial` before writing a byte of it.
+//!
+//! The claim is a POSIX record lock (`fcntl(F_SETLK)`, a write lock on the whole file)
+//! held on the open partial file for as long as the bake writes it; the kernel drops it
+//! when the process ends, however it ends, so a killed bake never leaves a stale lock. A
+//! second bake to the same output finds the lock and stops at once, naming the process
+//! that holds it (`F_GETLK` reports its pid). Opening never follows a symbolic link
+//! (`O_NOFOLLOW`) and never truncates a partial file left by an earlier bake unless the
+//! user passed `--force` (with `--force` a symbolic link there is removed, never written
+//! through).
+use crate::error::{Error, Result};
+use std::fs::{File, OpenOptions};
+use std::io::ErrorKind;
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
+
+/// What is at a partial path before a bake claims it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// Nothing: the bake may create it.
+    Nothing,
+    /// A partial file of an earlier bake that no process writes any more.
+    Stale,
+    /// A symbolic link (never written through).
+    Link,
+    /// A file another process is writing: its pid (0 if the system does not say).
+    Busy(i32),
+    /// A directory or another non-file.
+    Other,
+}
+
+/// Looks at `path` without changing anything.
+pub fn inspect(path: &Path) -> Found {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Found::Nothing;
+    };
+    if meta.file_type().is_symlink() {
+        return Found::Link;
+    }
+    if !meta.is_file() {
+        return Found::Other;
+    }
+    match open_existing(path) {
+        Ok(file) => match holder(&file) {
+            Some(pid) => Found::Busy(pid),
+            None => Found::Stale,
+        },
+        Err(_) => Found::Stale,
+    }
+}
+
+/// The error for what was found at `path` when a bake wants it (`None`: it may go ahead).
+pub fn refusal(path: &Path, found: Found, force: bool) -> Option<Error> {
+    let message = match (found, force) {
+        (Found::Nothing, _) | (Found::Stale | Found::Link, true) => return None,
+        (Found::Busy(pid), _) => format!(
+            "is being written by another drape bake ({}); wait for it to finish or choose \
+             another -o path",
+            if pid > 0 {
+                format!("process {pid}")
+            } else {
+                "another process".to_string()
+            }
+        ),
+        (Found::Stale, false) => "is the partial cache of an earlier bake; move it away to \
+                                  keep its frames, or pass --force to replace it"
+            .to_string(),
+        (Found::Link, false) => "is a symbolic link, which drape never writes through; \
+                                 remove it, or pass --force to replace the link (not its \
+                                 target)"
+            .to_string(),
+        (Found::Other, _) => {
+            "exists and is not a file; remove it or choose another -o path".to_string()
+        }
+    };
+    Some(Error::input(path, None, message))
+}
+
+/// Creates (or, with `force`, takes over) `path` for reading and writing, empty and
+/// locked by this process; refuses as [`refusal`] says.
+pub fn claim(path: &Path, force: bool) -> Result<File> {
+    let io = |e: std::io::Error| Error::Output {
+        path: path.to_path_buf(),
+        source: e,
+    };
+    for _ in 0..2 {
+        match create_new(path) {
+            Ok(file) => return lock(path, file),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(io(e)),
+        }
+        let found = inspect(path);
+        if let Some(e) = refusal(path, found, force) {
+            return Err(e);
+        }
+        if found == Found::Link {
+            std::fs::remove_file(path).map_err(io)?;
+            continue;
+        }
+        let file = open_existing(path).map_err(io)?;
+        let file = lock(path, file)?;
+        file.set_len(0).map_err(io)?;
+        return Ok(file);
+    }
+    Err(Error::input(
+        path,
+        None,
+        "keeps being recreated by another process; choose another -o path",
+    ))
+}
+
+/// `path` created new, not following a link.
+pub fn create_new(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// An existing `path` opened for reading and writing without truncating it or following
+/// a link.
+fn open_existing(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// A write lock over the whole file.
+fn whole_file(kind: libc::c_int) -> libc::flock {
+    // SAFETY: `flock` is a plain C struct for which all-zero bytes are a valid value.
+    let mut l: libc::flock = unsafe { std::mem::zeroed() };
+    l.l_type = kind as _;
+    l.l_whence = libc::SEEK_SET as _;
+    l
+}
+
+/// `file` with this process's write lock on it, or the error naming who holds it.
+fn lock(path: &Path, file: File) -> Result<File> {
+    let l = whole_file(libc::F_WRLCK);
+    // SAFETY: `fcntl(F_SETLK)` reads the `flock` given by pointer, valid for the call.
+    if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &l) } == 0 {
+        return Ok(file);
+    }
+    let pid = holder(&file).unwrap_or(0);
+    Err(refusal(path, Found::Busy(pid), true).unwrap_or_else(|| Error::Internal("lock".into())))
+}
+
+/// The pid of the process holding a lock on `file` that would block a write lock.
+fn holder(file: &File) -> Option<i32> {
+    let mut l = whole_file(libc::F_WRLCK);
+    // SAFETY: `fcntl(F_GETLK)` fills the `flock` given by pointer, valid for the call.
+    let r = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLK, &mut l) };
+    (r == 0 && libc::c_int::from(l.l_type) != libc::F_UNLCK).then_some(l.l_pid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stale_partial_needs_force_and_a_link_is_replaced_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.pc2.partial");
+        assert_eq!(inspect(&p), Found::Nothing);
+        drop(claim(&p, false).unwrap());
+        std::fs::write(&p, b"frames").unwrap();
+        assert_eq!(inspect(&p), Found::Stale);
+        let e = claim(&p, false).unwrap_err().to_string();
+        assert!(e.contains("--force"), "{e}");
+        assert_eq!(std::fs::read(&p).unwrap(), b"frames", "not truncated");
+        drop(claim(&p, true).unwrap());
+        assert_eq!(std::fs::read(&p).unwrap(), b"");
+
+        let target = dir.path().join("precious");
+        std::fs::write(&target, b"keep").unwrap();
+        std::fs::remove_file(&p).unwrap();
+        std::os::unix::fs::symlink(&target, &p).unwrap();
+        assert_eq!(inspect(&p), Found::Link);
+        assert!(claim(&p, false).is_err());
+        drop(claim(&p, true).unwrap());
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+        assert!(!std::fs::symlink_metadata(&p).unwrap().is_symlink());
+    }
+}

@@ -1,0 +1,12 @@
+//! Hostile inputs and environments: what users, careless pipelines and crafted files do to
+//! drape, one module per topic, each case a regression test (issue 52).
+#[path = "../common/mod.rs"]
+mod common;
+mod support;
+
+mod cli_budgets;
+mod outputs_kill;
+mod outputs_lock;
+mod outputs_names;
+mod outputs_sequence;
+mod process_streams;

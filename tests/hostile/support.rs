@@ -1,0 +1,105 @@
+//! Helpers of the hostile suite: bakes started in the background, the partial caches read
+//! back by each format's reader.
+#![allow(dead_code)]
+use crate::common::*;
+use drape::cache::{mdd, pc2};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// The four cache formats, as `-o` suffixes.
+pub const FORMATS: [&str; 4] = ["pc2", "mdd", "usda", "$F4.geo"];
+
+/// `drape simulate scene --frames frames -o out --progress json extra...`, started.
+pub fn spawn_bake(scene: &Path, frames: &str, out: &Path, extra: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_drape"))
+        .args(["simulate", s(scene), "--frames", frames, "-o", s(out)])
+        .args(["--progress", "json"])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("drape runs")
+}
+
+/// Reads `child`'s JSON progress until `frames` frame events have come; returns the
+/// stderr reader to keep the pipe open.
+pub fn wait_frames(child: &mut Child, frames: usize) -> BufReader<std::process::ChildStderr> {
+    let mut r = BufReader::new(child.stderr.take().expect("stderr piped"));
+    let mut seen = 0;
+    let mut line = String::new();
+    while seen < frames {
+        line.clear();
+        if r.read_line(&mut line).unwrap() == 0 {
+            panic!("the bake ended after {seen} frames");
+        }
+        if line.contains("\"event\":\"frame\"") {
+            seen += 1;
+        }
+    }
+    r
+}
+
+/// SIGKILL.
+pub fn kill(child: &mut Child) {
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+/// The partial path of `out` (a `.geo` pattern: its claim file).
+pub fn partial(out: &Path) -> PathBuf {
+    let mut s = out.as_os_str().to_owned();
+    s.push(".partial");
+    PathBuf::from(s)
+}
+
+/// Frames a partial cache holds, read by its format's reader; an error if it is not a
+/// valid cache. USD: the Mesh's points samples as drape's own USD reader (openusd) reads
+/// them, the file copied to a `.usda` name first; `.geo`: every `<frame>.geo.partial` of
+/// the pattern parsed as JSON.
+pub fn partial_frames(out: &Path) -> Result<usize, String> {
+    let name = out.file_name().unwrap().to_str().unwrap();
+    let p = partial(out);
+    if name.ends_with(".pc2") {
+        return pc2::read(&p).map(|c| c.2.len()).map_err(|e| e.to_string());
+    }
+    if name.ends_with(".mdd") {
+        return mdd::read(&p).map(|c| c.1.len()).map_err(|e| e.to_string());
+    }
+    if name.ends_with(".usda") {
+        return usd_frames(&p);
+    }
+    let prefix = name.split("$F4").next().unwrap();
+    let mut n = 0;
+    for e in std::fs::read_dir(out.parent().unwrap()).unwrap().flatten() {
+        let f = e.file_name().to_str().unwrap().to_string();
+        // Frame files, not the sequence's claim file (`name.$F4.geo.partial`).
+        if f.starts_with(prefix) && f.ends_with(".geo.partial") && !f.contains('$') {
+            let text = std::fs::read(e.path()).unwrap();
+            serde_json::from_slice::<serde_json::Value>(&text)
+                .map_err(|err| format!("{f}: {err}"))?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// Time samples of the one Mesh of a `.usda` text, through `drape inspect --json` (the
+/// mesh is a body there: its `frames` are its first and last sample); 0 without samples,
+/// an error if drape cannot read the file.
+pub fn usd_frames(path: &Path) -> Result<usize, String> {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("partial.usda");
+    std::fs::copy(path, &copy).unwrap();
+    let o = drape(&["inspect", "--json", s(&copy)]);
+    if code(&o) != 0 {
+        return Err(stderr(&o));
+    }
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).map_err(|e| e.to_string())?;
+    let body = &v["bodies"][0];
+    Ok(match body["frames"].as_array() {
+        Some(f) => (f[1].as_i64().unwrap() - f[0].as_i64().unwrap() + 1) as usize,
+        None => usize::from(body["vertices"].as_u64().unwrap_or(0) > 0),
+    })
+}
