@@ -59,7 +59,7 @@ fn read_partial(out: &Path, partial: &Path, start: i32, k: usize) -> Vec<Vec<[f3
         Format::Mdd => {
             // Laid out for the whole range (4 frames): the unfinished ones are zeros.
             let (times, mut frames) = mdd::read(partial).unwrap();
-            let want: Vec<f32> = (0..4).map(|i| (start + i as i32) as f32 / 24.0).collect();
+            let want: Vec<f32> = (0..4).map(|i| (start + i) as f32 / 24.0).collect();
             assert_eq!(times, want);
             assert!(frames[k..].iter().flatten().all(|p| *p == [0.0; 3]));
             frames.truncate(k);
