@@ -126,6 +126,9 @@ pub struct SimulateArgs {
     /// Frames per second. Default: from the file, else 24.
     #[arg(long, value_name = "F")]
     pub fps: Option<f64>,
+    /// The glTF clip and the folders external files may come from.
+    #[command(flatten)]
+    pub gltf: GltfInputArgs,
     /// Material preset (cotton, silk, denim, jersey, leather) or a JSON file whose fields
     /// (density kg/m², stretch/shear N/m, bend_u/bend_v N·m, their *_damping, bu, bv, drag,
     /// friction, thickness m) override cotton's.
@@ -228,6 +231,22 @@ pub struct InspectArgs {
     /// summary.
     #[arg(long)]
     pub json: bool,
+    /// The glTF clip and the folders external files may come from.
+    #[command(flatten)]
+    pub gltf: GltfInputArgs,
+}
+
+/// How glTF input is read (`simulate`, `control`, `inspect`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct GltfInputArgs {
+    /// glTF animation clip to play, by name or index (`drape inspect` lists them). Default:
+    /// the file's first clip, the action Blender makes active when it imports the file.
+    #[arg(long, value_name = "NAME")]
+    pub animation: Option<String>,
+    /// A folder glTF buffers and images may also come from (repeatable). Default: only the
+    /// glTF file's own folder and those below it.
+    #[arg(long = "allow-paths", value_name = "DIR")]
+    pub allow_paths: Vec<PathBuf>,
 }
 
 /// `drape bench`.

@@ -62,7 +62,12 @@ pub(super) fn load(args: &SimulateArgs) -> Result<crate::io::Selected> {
     if let Some(f) = args.fps {
         settings::positive("--fps", f)?;
     }
-    crate::io::select(&args.scene, &args.garments, &args.bodies, args.fps)
+    let opts = crate::io::ReadOptions {
+        fps: args.fps,
+        animation: args.gltf.animation.clone(),
+        allow_paths: args.gltf.allow_paths.clone(),
+    };
+    crate::io::select_with(&args.scene, &args.garments, &args.bodies, &opts)
 }
 
 /// The bake settings the flags give.

@@ -3,8 +3,11 @@
 //! * this file: roles, names, selection, hierarchy, custom attributes, topology;
 //! * [`sampling`]: STEP / LINEAR / slerp / CUBICSPLINE values against hand computation;
 //! * [`skinning`]: skins, morph targets, sparse accessors, animated scenes, welding;
-//! * [`bad_input`]: malformed files are input errors naming file and object.
+//! * [`bad_input`]: malformed files are input errors naming file and object;
+//! * [`extensions`]: quantized and meshopt-compressed meshes, ignored and refused
+//!   extensions, animation clips.
 mod bad_input;
+mod extensions;
 mod sampling;
 mod skinning;
 
