@@ -61,9 +61,11 @@ impl Frames {
                 file.path(),
                 file.playing_clip(),
                 format!(
-                    "the animation has keys from t = {t0} s to t = {t1} s: frames {a}..{b} at \
+                    "the animation has keys from t = {t0} s to t = {t1} s: frames {}..{} at \
                      {fps} fps, more than the {MAX_FRAMES} frames drape samples; remove the \
-                     stray keys, or choose a shorter clip with --animation NAME"
+                     stray keys, or choose a shorter clip with --animation NAME",
+                    (t0 * fps).round(),
+                    (t1 * fps).round()
                 ),
             ));
         }

@@ -167,13 +167,6 @@ fn vertex_stream<const K: usize>(words: &[u32]) -> Vec<u8> {
     ::meshopt::encode_vertex_buffer(&v).unwrap()
 }
 
-/// Edits the JSON of a written file.
-fn edit(path: &Path, f: impl FnOnce(&mut Value)) {
-    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    f(&mut doc);
-    std::fs::write(path, doc.to_string()).unwrap();
-}
-
 #[test]
 fn quantized_and_meshopt_compressed_grids_read_as_the_plain_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -242,7 +235,7 @@ fn a_damaged_meshopt_stream_is_an_error_naming_the_view() {
         "huge.gltf",
         Storage::Meshopt("EXT_meshopt_compression"),
     );
-    edit(&path, |d| {
+    edit_json(&path, |d| {
         d["bufferViews"][0]["extensions"]["EXT_meshopt_compression"]["count"] = json!(1u64 << 40)
     });
     let (_, msg) = input_message(read(&path));
@@ -256,7 +249,7 @@ fn a_damaged_meshopt_stream_is_an_error_naming_the_view() {
 fn appearance_extensions_are_ignored_and_reported_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_grid(dir.path(), "tt.gltf", Storage::Plain);
-    edit(&path, |d| {
+    edit_json(&path, |d| {
         d["extensionsUsed"] = json!([
             "KHR_texture_transform",
             "KHR_materials_unlit",
@@ -276,7 +269,7 @@ fn appearance_extensions_are_ignored_and_reported_once() {
 fn draco_and_unknown_required_extensions_are_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_grid(dir.path(), "draco.gltf", Storage::Plain);
-    edit(&path, |d| {
+    edit_json(&path, |d| {
         d["extensionsUsed"] = json!(["KHR_draco_mesh_compression"]);
         d["extensionsRequired"] = json!(["KHR_draco_mesh_compression"]);
         d["meshes"][0]["name"] = json!("Cape");
@@ -292,7 +285,7 @@ fn draco_and_unknown_required_extensions_are_refused_by_name() {
         msg.contains("Draco") && msg.contains("mesh 'Cape'") && msg.contains("Compression"),
         "{msg}"
     );
-    edit(&path, |d| {
+    edit_json(&path, |d| {
         d["extensionsRequired"] = json!(["EXT_mesh_gpu_instancing"])
     });
     let (_, msg) = input_message(read(&path));
@@ -308,7 +301,7 @@ fn two_clip_file(dir: &Path) -> PathBuf {
     let mut data: Vec<u8> = times.iter().flat_map(|x| x.to_le_bytes()).collect();
     data.extend(values.iter().flat_map(|x| x.to_le_bytes()));
     std::fs::write(dir.join("clips.bin2"), &data).unwrap();
-    edit(&path, |d| {
+    edit_json(&path, |d| {
         d["nodes"][0].as_object_mut().unwrap().remove("extras");
         d["buffers"]
             .as_array_mut()
