@@ -5,20 +5,29 @@
 //! each panel with the panel's mismatch against the modelled shape, and its UV problems;
 //! every body
 //! (every other mesh) with its vertex count and animation range (`frames`: first and last
-//! sample frame, rounded; `null` for a static body).
+//! sample frame, rounded; `null` for a static body). For a glTF file also its animation
+//! clips with their frames at 24 fps, the one that plays (`--animation`), and the
+//! extensions it uses that drape ignores.
 use super::args::InspectArgs;
 use crate::error::{Error, Result};
 use crate::model::{ClothModel, Rest, UvScale};
 use crate::scene::{Body, Garment};
 use serde_json::{json, Value};
+use std::io::Write as _;
 
 /// Runs `drape inspect`.
 pub fn run(args: &InspectArgs) -> Result<()> {
     super::settings::positive("--scale", args.scale)?;
-    let mut scene = crate::io::load_scene(&args.scene)?;
+    let opts = crate::io::ReadOptions {
+        fps: None,
+        animation: args.gltf.animation.clone(),
+        allow_paths: args.gltf.allow_paths.clone(),
+    };
+    let (mut scene, notes) = crate::io::inspect_scene(&args.scene, &opts)?;
     scene.scale_lengths(args.scale);
     for w in scene.size_warnings(args.scale) {
-        eprintln!("warning: {w}");
+        // A warning that cannot be written (a full or closed stderr) is dropped.
+        let _ = writeln!(std::io::stderr(), "warning: {w}");
     }
     let garments = scene
         .garments
@@ -26,7 +35,17 @@ pub fn run(args: &InspectArgs) -> Result<()> {
         .map(garment_entry)
         .collect::<Result<Vec<_>>>()?;
     let bodies: Vec<Value> = scene.bodies.iter().map(body_entry).collect();
-    let out = json!({"garments": garments, "bodies": bodies});
+    let mut out = json!({"garments": garments, "bodies": bodies});
+    if let Some(n) = notes {
+        let clips: Vec<Value> = n
+            .clips
+            .iter()
+            .map(|(name, frames)| json!({"name": name, "frames": frames.map(|(a, b)| [a, b])}))
+            .collect();
+        out["animations"] = json!(clips);
+        out["animation"] = json!(n.playing);
+        out["ignored_extensions"] = json!(n.ignored_extensions);
+    }
     let text = match args.json {
         true => format!("{out}\n"),
         false => text(&out),
@@ -118,5 +137,50 @@ fn text(out: &Value) -> String {
             b["vertices"]
         );
     }
+    notes(&mut s, out);
     s
+}
+
+/// The clips and ignored extensions of a glTF file, one line each.
+fn notes(s: &mut String, out: &Value) {
+    use std::fmt::Write as _;
+    let playing = out["animation"].as_str();
+    let clips: Vec<String> = out["animations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let name = c["name"].as_str().unwrap_or("?");
+            let frames = match c["frames"].as_array() {
+                Some(f) if f.len() == 2 => format!(" frames {}..{}", f[0], f[1]),
+                _ => " (animates nothing drape reads)".to_string(),
+            };
+            let mark = if Some(name) == playing {
+                ", playing"
+            } else {
+                ""
+            };
+            format!("{name}{frames}{mark}")
+        })
+        .collect();
+    if !clips.is_empty() {
+        let _ = writeln!(
+            s,
+            "animations (at 24 fps; --animation NAME chooses): {}",
+            clips.join("; ")
+        );
+    }
+    let ignored: Vec<&str> = out["ignored_extensions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    if !ignored.is_empty() {
+        let _ = writeln!(
+            s,
+            "ignored glTF extensions (they change only appearance): {}",
+            ignored.join(", ")
+        );
+    }
 }

@@ -57,11 +57,73 @@ impl Format {
     }
 }
 
+/// The input exists and is a regular file (a FIFO or device would block or never end).
 fn check_exists(path: &Path) -> Result<()> {
-    if houdini_geo::is_sequence_pattern(path) || path.exists() {
-        Ok(())
-    } else {
-        Err(Error::input(path, None, "file not found; check the path"))
+    if houdini_geo::is_sequence_pattern(path) {
+        return Ok(());
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => Ok(()),
+        Ok(_) => Err(Error::input(
+            path,
+            None,
+            "is not a regular file (a folder, FIFO or device); give the scene file itself",
+        )),
+        Err(_) => Err(Error::input(path, None, "file not found; check the path")),
+    }
+}
+
+/// Reading options of the command line beyond the garment and body names.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReadOptions {
+    /// `--fps`: the rate glTF animation is sampled at (24 when `None`).
+    pub fps: Option<f64>,
+    /// `--animation`: the glTF clip to play (the file's first when `None`).
+    pub animation: Option<String>,
+    /// `--allow-paths`: folders glTF buffers and images may come from besides the file's.
+    pub allow_paths: Vec<std::path::PathBuf>,
+}
+
+impl ReadOptions {
+    /// The glTF selection of `garments` and `bodies` with these options.
+    fn gltf(&self, garments: &[String], bodies: &[String]) -> gltf::Selection {
+        gltf::Selection {
+            garments: garments.to_vec(),
+            bodies: bodies.to_vec(),
+            fps: self.fps,
+            animation: self.animation.clone(),
+            allow_paths: self.allow_paths.clone(),
+        }
+    }
+
+    /// `--animation` names a glTF clip: an error for other formats.
+    fn check_format(&self, path: &Path, format: Format) -> Result<()> {
+        match (&self.animation, format) {
+            (Some(name), f) if f != Format::Gltf => Err(Error::input(
+                path,
+                None,
+                format!(
+                    "--animation {name} chooses a glTF animation clip, and this is not a glTF \
+                     file; drop --animation"
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// What `inspect` reads: the scene as [`load_scene`] does, with the glTF clip and folders
+/// of `opts`, and for a glTF file its clips and ignored extensions.
+pub fn inspect_scene(path: &Path, opts: &ReadOptions) -> Result<(Scene, Option<gltf::Notes>)> {
+    check_exists(path)?;
+    let format = Format::of(path)?;
+    opts.check_format(path, format)?;
+    match format {
+        Format::Gltf => {
+            let (scene, notes) = gltf::inspect(path, &opts.gltf(&[], &[]))?;
+            Ok((scene, Some(notes)))
+        }
+        _ => Ok((load_scene(path)?, None)),
     }
 }
 
@@ -120,7 +182,22 @@ pub fn select(
     bodies: &[String],
     fps: Option<f64>,
 ) -> Result<Selected> {
+    let opts = ReadOptions {
+        fps,
+        ..ReadOptions::default()
+    };
+    select_with(path, garments, bodies, &opts)
+}
+
+/// [`select`] with every reading option of the command line.
+pub fn select_with(
+    path: &Path,
+    garments: &[String],
+    bodies: &[String],
+    opts: &ReadOptions,
+) -> Result<Selected> {
     check_exists(path)?;
+    opts.check_format(path, Format::of(path)?)?;
     let plain = |scene| Selected {
         scene,
         garment_settings: Vec::new(),
@@ -128,14 +205,10 @@ pub fn select(
         keyframes: None,
     };
     match Format::of(path)? {
-        Format::Gltf => {
-            let sel = gltf::Selection {
-                garments: garments.to_vec(),
-                bodies: bodies.to_vec(),
-                fps,
-            };
-            Ok(plain(gltf::select_with(path, &sel)?))
-        }
+        Format::Gltf => Ok(plain(gltf::select_with(
+            path,
+            &opts.gltf(garments, bodies),
+        )?)),
         Format::Usd | Format::HoudiniGeo => {
             Ok(plain(read_objects(path)?.select(garments, bodies, true)?))
         }

@@ -10,3 +10,7 @@ mod outputs_lock;
 mod outputs_names;
 mod outputs_sequence;
 mod process_streams;
+mod gltf_budgets;
+mod gltf_content;
+mod gltf_files;
+mod gltf_paths;

@@ -17,7 +17,9 @@
 //!              per keyframe; rotations are normalised afterwards.
 //! ```
 //!
-//! Every animation of the file plays at once from t = 0 (Blender exports one per action);
+//! Each glTF animation is a clip (Blender exports one per action). One clip plays, from
+//! t = 0: the one the user names, else the file's first, which is the action Blender makes
+//! active when it imports the file (the others become muted NLA tracks). Within a clip,
 //! where two channels drive the same property, the later one wins.
 use super::source::Source;
 use crate::error::Result;
@@ -207,6 +209,8 @@ pub(crate) enum Property {
 /// One animated property of one node.
 #[derive(Debug, Clone)]
 pub(crate) struct Channel {
+    /// The clip (animation index in the file) it belongs to.
+    pub clip: usize,
     /// Target node index.
     pub node: usize,
     /// Target property.
@@ -215,11 +219,13 @@ pub(crate) struct Channel {
     pub sampler: Sampler,
 }
 
-/// Every channel of every animation of a file, in file order.
+/// The channels of the animations of a file, in file order.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Animations {
     /// Channels; later ones override earlier ones on the same property.
     pub channels: Vec<Channel>,
+    /// Clip names, one per animation of the file (`animation_<index>` for unnamed ones).
+    pub clips: Vec<String>,
 }
 
 impl Animations {
@@ -233,7 +239,13 @@ impl Animations {
         let json = src.doc.as_json();
         let nodes = json.nodes.len();
         let mut channels = Vec::new();
+        let mut clips = Vec::new();
         for (a, anim) in json.animations.iter().enumerate() {
+            clips.push(
+                anim.name
+                    .clone()
+                    .unwrap_or_else(|| format!("animation_{a}")),
+            );
             let anim_name = match &anim.name {
                 Some(n) => format!("animation '{n}'"),
                 None => format!("animation {a}"),
@@ -286,21 +298,37 @@ impl Animations {
                 let values = src.read(&output, &object, "output (values)")?;
                 let sampler = Sampler::new(times, values, width, interpolation).map_err(fail)?;
                 channels.push(Channel {
+                    clip: a,
                     node,
                     property,
                     sampler,
                 });
             }
         }
-        Ok(Animations { channels })
+        Ok(Animations { channels, clips })
     }
 
-    /// First and last keyframe time over all channels (s), if there are any.
-    pub fn time_range(&self) -> Option<(f64, f64)> {
-        let first = self.channels.iter().map(|c| c.sampler.times[0]);
-        let last = self.channels.iter().filter_map(|c| c.sampler.times.last());
+    /// First and last keyframe time over the channels of clip `clip`, or of every channel
+    /// for `None` (s), if there are any.
+    pub fn time_range(&self, clip: Option<usize>) -> Option<(f64, f64)> {
+        let of_clip = |c: &&Channel| clip.is_none_or(|k| c.clip == k);
+        let first = self
+            .channels
+            .iter()
+            .filter(of_clip)
+            .map(|c| c.sampler.times[0]);
+        let last = self
+            .channels
+            .iter()
+            .filter(of_clip)
+            .filter_map(|c| c.sampler.times.last());
         let lo = first.reduce(f64::min)?;
         let hi = last.copied().reduce(f64::max)?;
         Some((lo, hi))
+    }
+
+    /// Keeps the channels of clip `clip` only.
+    pub fn keep_clip(&mut self, clip: usize) {
+        self.channels.retain(|c| c.clip == clip);
     }
 }

@@ -7,6 +7,11 @@
 //! animated meshes are sampled at each frame `f` of it at `t = f / fps`. Without
 //! animations everything is evaluated at `t = 0`.
 //!
+//! Budget, checked before anything is allocated per frame: at most [`MAX_FRAMES`] frames
+//! and [`MAX_SAMPLED_POSITIONS`] sampled vertex positions (frames × particles of the
+//! animated meshes), so a stray key far in time (t = 10⁹ s) is an error naming the range,
+//! not gigabytes of samples.
+//!
 //! * A **garment** gets its particle positions at the first frame in object-local space:
 //!   the morphed mesh for an unskinned node; `W⁻¹ · skinned world positions` for a skinned
 //!   one, `W` being its node's world matrix at that frame. If it is animated (skin, morph
@@ -26,6 +31,13 @@ use nalgebra::Matrix4;
 /// Frame rate used when neither the file nor the caller gives one.
 pub const DEFAULT_FPS: f64 = 24.0;
 
+/// Most frames an animation may span: 100,000 (69 minutes at 24 fps).
+pub const MAX_FRAMES: i64 = 100_000;
+
+/// Most vertex positions sampled over an animation (frames × animated particles):
+/// 100 million, 2.4 GB.
+pub const MAX_SAMPLED_POSITIONS: usize = 100_000_000;
+
 /// The frames at which a file is sampled.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Frames {
@@ -36,15 +48,31 @@ pub(crate) struct Frames {
 }
 
 impl Frames {
-    /// The frames of `file`'s animation range at `fps`.
-    pub fn of(file: &GltfFile, fps: f64) -> Frames {
+    /// The frames of `file`'s animation range at `fps`; a range of more than
+    /// [`MAX_FRAMES`] frames is an input error.
+    pub fn of(file: &GltfFile, fps: f64) -> Result<Frames> {
         let clamp = |x: f64| x.round().clamp(f64::from(i32::MIN), f64::from(i32::MAX)) as i32;
-        Frames {
-            fps,
-            range: file
-                .time_range()
-                .map(|(a, b)| (clamp(a * fps), clamp(b * fps))),
+        let Some((t0, t1)) = file.time_range() else {
+            return Ok(Frames { fps, range: None });
+        };
+        let (a, b) = (clamp(t0 * fps), clamp(t1 * fps));
+        if i64::from(b) - i64::from(a) + 1 > MAX_FRAMES {
+            return Err(Error::input(
+                file.path(),
+                file.playing_clip(),
+                format!(
+                    "the animation has keys from t = {t0} s to t = {t1} s: frames {}..{} at \
+                     {fps} fps, more than the {MAX_FRAMES} frames drape samples; remove the \
+                     stray keys, or choose a shorter clip with --animation NAME",
+                    (t0 * fps).round(),
+                    (t1 * fps).round()
+                ),
+            ));
         }
+        Ok(Frames {
+            fps,
+            range: Some((a, b)),
+        })
     }
 
     /// Time (s) of the first frame, 0 without animation.
@@ -119,6 +147,23 @@ pub(crate) fn build_scene(
     }
     // Sample every animated mesh per frame, one pose per frame shared by all.
     let list = frames.list();
+    let per_frame: usize = jobs
+        .iter()
+        .filter(|(b, _)| b.animated)
+        .map(|(b, _)| b.welded.first_vertex.len())
+        .sum();
+    if per_frame.saturating_mul(list.len()) > MAX_SAMPLED_POSITIONS {
+        return Err(Error::input(
+            file.path(),
+            file.playing_clip(),
+            format!(
+                "sampling {per_frame} animated vertices over {} frames is more than the \
+                 {MAX_SAMPLED_POSITIONS} positions drape keeps; shorten the animation or name \
+                 fewer bodies with --body",
+                list.len()
+            ),
+        ));
+    }
     let mut samples: Vec<Vec<Vec<Vec3>>> = vec![Vec::new(); jobs.len()];
     let any_animated = jobs.iter().any(|(b, _)| b.animated);
     for (k, &f) in list.iter().enumerate() {

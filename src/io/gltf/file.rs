@@ -103,12 +103,33 @@ pub struct GltfFile {
     skins: Vec<SkinData>,
     animations: Animations,
     instances: Vec<MeshInstance>,
+    ignored_extensions: Vec<String>,
+    /// Every clip of the file, whichever plays.
+    clips: Vec<Clip>,
+    /// The clip chosen with [`GltfFile::play_clip`], if any.
+    playing: Option<usize>,
+}
+
+/// One animation clip of a file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clip {
+    /// The animation's name (`animation_<index>` if it has none).
+    pub name: String,
+    /// First and last keyframe time (s), `None` if it animates nothing drape reads.
+    pub seconds: Option<(f64, f64)>,
 }
 
 impl GltfFile {
-    /// Reads `path` (`.gltf` with embedded or external buffers, or `.glb`).
+    /// Reads `path` (`.gltf` with embedded or external buffers, or `.glb`), every clip
+    /// playing at once (see [`GltfFile::play_clip`]).
     pub fn open(path: &Path) -> Result<GltfFile> {
-        GltfFile::decode(Source::open(path)?)
+        GltfFile::open_with(path, &[])
+    }
+
+    /// [`GltfFile::open`] with external files also allowed from the `allowed` folders
+    /// (`--allow-paths`) besides the file's own folder.
+    pub fn open_with(path: &Path, allowed: &[PathBuf]) -> Result<GltfFile> {
+        GltfFile::decode(Source::open(path, allowed)?)
     }
 
     /// Reads glTF or GLB bytes whose buffers are embedded; `name` labels messages.
@@ -149,6 +170,9 @@ impl GltfFile {
             skins: Vec::new(),
             animations: Animations::default(),
             instances: Vec::new(),
+            ignored_extensions: src.ignored_extensions.clone(),
+            clips: Vec::new(),
+            playing: None,
         };
         file.link_hierarchy(&src)?;
         for skin in doc.skins() {
@@ -165,6 +189,13 @@ impl GltfFile {
             })
         };
         file.animations = Animations::read(&src, targets)?;
+        let anims = &file.animations;
+        file.clips = (0..anims.clips.len())
+            .map(|k| Clip {
+                name: anims.clips[k].clone(),
+                seconds: anims.time_range(Some(k)),
+            })
+            .collect();
         for c in &file.animations.channels {
             if c.property != Property::Weights
                 && matches!(file.nodes[c.node].local, Local::Matrix(_))
@@ -315,9 +346,33 @@ impl GltfFile {
         &self.instances
     }
 
-    /// First and last keyframe time over every animation (s), `None` without animations.
+    /// First and last keyframe time over the clips playing (s), `None` without animations.
     pub fn time_range(&self) -> Option<(f64, f64)> {
-        self.animations.time_range()
+        self.animations.time_range(None)
+    }
+
+    /// The file's animation clips, in file order.
+    pub fn clips(&self) -> &[Clip] {
+        &self.clips
+    }
+
+    /// Plays clip `k` (an index into [`GltfFile::clips`]) alone.
+    pub fn play_clip(&mut self, k: usize) {
+        self.animations.keep_clip(k);
+        self.playing = Some(k);
+    }
+
+    /// The name of the clip chosen with [`GltfFile::play_clip`], if any.
+    pub fn playing_clip(&self) -> Option<&str> {
+        self.playing
+            .and_then(|k| self.clips.get(k))
+            .map(|c| c.name.as_str())
+    }
+
+    /// Extensions the file uses that drape does not apply (appearance-only ones), in the
+    /// order the file lists them.
+    pub fn ignored_extensions(&self) -> &[String] {
+        &self.ignored_extensions
     }
 
     /// The decoded mesh data of instance `i`.

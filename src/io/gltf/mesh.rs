@@ -8,6 +8,9 @@
 //! * Skin influences from every `JOINTS_n`/`WEIGHTS_n` pair: per vertex the joints with a
 //!   positive weight, duplicates summed, sorted by joint, weights divided by their sum
 //!   (`w_i / Σ w`, glTF 2.0 §3.7.3.3 requires the sum to be 1).
+//! * Refused, naming the mesh: a `_PIN` weight outside [0, 1] or NaN, a negative or
+//!   non-finite skin weight, a `TRIANGLES` index count not a multiple of 3, and
+//!   `_DRAPE_INDEX` 0 on every vertex (a one-point cache).
 //! * Morph targets: `POSITION` deltas per target, named by the mesh's `extras.targetNames`
 //!   (Blender's shape key names); primitives without targets get zero deltas.
 use super::source::Source;
@@ -132,6 +135,13 @@ pub(crate) fn read_mesh(src: &Source, mesh: &gltf::Mesh, object: &str) -> Result
         m.uvs = Some(uvs);
     }
     if read_any && all_index {
+        if index.len() > 1 && index.iter().all(|&k| k == 0.0) {
+            return Err(src.error(
+                object,
+                "has _DRAPE_INDEX 0 on every vertex, which would write a one-point cache; \
+                 export the attribute again with the source vertex numbers, or remove it",
+            ));
+        }
         m.source_index = Some(index);
     } else if !index.is_empty() {
         return Err(src.error(
@@ -233,6 +243,19 @@ fn read_primitive(
         Some(a) => {
             let w = read_scalars(src, &a, object, &what("_PIN"))?;
             check(w.len(), "_PIN")?;
+            if let Some((v, w)) = w
+                .iter()
+                .enumerate()
+                .find(|(_, w)| !(0.0..=1.0).contains(*w))
+            {
+                return Err(src.error(
+                    object,
+                    format!(
+                        "primitive {p}: vertex {v} has pin weight (_PIN) {w}; pin weights \
+                         are 0 (free) to 1 (pinned), repaint them and export again"
+                    ),
+                ));
+            }
             w
         }
         None => vec![0.0; n],
@@ -269,7 +292,18 @@ fn read_primitive(
         check(weights.len(), &format!("WEIGHTS_{set}"))?;
         for (v, (j, w)) in joints.iter().zip(&weights).enumerate() {
             for c in 0..4 {
-                if w[c] > 0.0 && w[c].is_finite() {
+                if !(w[c].is_finite() && w[c] >= 0.0) {
+                    return Err(src.error(
+                        object,
+                        format!(
+                            "primitive {p}: vertex {v} has skin weight {} in WEIGHTS_{set}; \
+                             skin weights must be finite and not negative, normalise them \
+                             (Blender: Weights > Normalize All) and export again",
+                            w[c]
+                        ),
+                    ));
+                }
+                if w[c] > 0.0 {
                     influences[v].push((j[c] as usize, w[c]));
                 }
             }
@@ -294,6 +328,16 @@ fn read_primitive(
             .collect(),
         None => (0..n).collect(),
     };
+    if mode == Mode::Triangles && !idx.len().is_multiple_of(3) {
+        return Err(src.error(
+            object,
+            format!(
+                "primitive {p} has {} indices, not a multiple of 3 (three per triangle); \
+                 export the mesh again",
+                idx.len()
+            ),
+        ));
+    }
     if let Some(&bad) = idx.iter().find(|&&i| i >= n) {
         return Err(src.error(
             object,

@@ -10,24 +10,33 @@
 //! * [`build`]: garments and bodies for drape's [`Scene`], welded at seams (equal
 //!   position, skin and morph deltas), animated ones sampled per frame.
 //!
+//! * `extensions`, `uri`, `meshopt`: which extensions are read, ignored or refused; where
+//!   external files may come from; compressed buffer views.
+//!
+//! Clips: each glTF animation is a clip; one plays, the one [`Selection::animation`]
+//! names, else the first of the file (what Blender plays after importing it).
+//!
 //! Roles: node or mesh `extras` `{"drape": {"role": "garment"}}` or
 //! `{"drape_role": "garment"}` (Blender's custom property; the node's wins) mark garments;
 //! every other mesh is a body unless `--body` names the bodies. Names: node name, else
 //! mesh name, else the file stem; repeated names get `.1`, `.2`, ... glTF is Y-up, metres.
 mod animation;
 pub mod build;
+mod extensions;
 mod file;
 mod mesh;
+mod meshopt;
 mod source;
+mod uri;
 
-pub use build::DEFAULT_FPS;
-pub use file::{GltfFile, MeshInstance, Pose};
+pub use build::{DEFAULT_FPS, MAX_FRAMES, MAX_SAMPLED_POSITIONS};
+pub use file::{Clip, GltfFile, MeshInstance, Pose};
 
 use crate::error::{Error, Result};
 use crate::scene::{Garment, Scene};
 use build::{build_scene, Frames};
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Role value marking a garment.
 const GARMENT_ROLE: &str = "garment";
@@ -41,25 +50,63 @@ pub struct Selection {
     pub bodies: Vec<String>,
     /// `--fps`; `None`: [`DEFAULT_FPS`] (glTF stores no frame rate).
     pub fps: Option<f64>,
+    /// `--animation`: the clip to play, by name or index; `None`: the file's first.
+    pub animation: Option<String>,
+    /// `--allow-paths`: folders external buffers and images may come from besides the
+    /// file's own.
+    pub allow_paths: Vec<PathBuf>,
+}
+
+/// What `inspect` says of a glTF file besides its garments and bodies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notes {
+    /// Every clip with its first and last frame at 24 fps (`None`: it animates nothing).
+    pub clips: Vec<(String, Option<(i64, i64)>)>,
+    /// The clip that plays, if the file has any.
+    pub playing: Option<String>,
+    /// Extensions the file uses that drape does not apply.
+    pub ignored_extensions: Vec<String>,
 }
 
 /// Reads a glTF file: the meshes marked as garments (possibly none: the caller then asks
 /// for `--garment NAME`, see [`select`]) and every other mesh as a body, at 24 fps.
 pub fn read(path: &Path) -> Result<Scene> {
-    let file = open(path)?;
+    Ok(inspect(path, &Selection::default())?.0)
+}
+
+/// [`read`] with the clip and folders of `sel`, and what `inspect` reports besides.
+pub fn inspect(path: &Path, sel: &Selection) -> Result<(Scene, Notes)> {
+    let file = open(path, sel, DEFAULT_FPS)?;
+    let notes = Notes {
+        clips: file
+            .clips()
+            .iter()
+            .map(|c| {
+                let frames = c.seconds.map(|(a, b)| (frame_of(a), frame_of(b)));
+                (c.name.clone(), frames)
+            })
+            .collect(),
+        playing: file.playing_clip().map(str::to_string),
+        ignored_extensions: file.ignored_extensions().to_vec(),
+    };
     let garments = marked(&file, &[]);
     let bodies = others(&file, &garments);
-    let scene = build_scene(&file, &garments, &bodies, Frames::of(&file, DEFAULT_FPS))?;
-    require_uvs(scene)
+    let scene = build_scene(&file, &garments, &bodies, Frames::of(&file, DEFAULT_FPS)?)?;
+    Ok((require_uvs(scene)?, notes))
+}
+
+/// The frame of time `t` (s) at [`DEFAULT_FPS`], rounded.
+fn frame_of(t: f64) -> i64 {
+    (t * DEFAULT_FPS).round() as i64
 }
 
 /// Every mesh node of a glTF file as a [`Garment`] (first frame, 24 fps) with its role
 /// (`extras.drape.role` / `extras.drape_role`, `None` if unmarked), in scene-walk order.
 /// A mesh without `TEXCOORD_0` comes back with empty `corner_uvs`.
 pub fn read_meshes(path: &Path) -> Result<Vec<(Garment, Option<String>)>> {
-    let file = open(path)?;
+    let file = open(path, &Selection::default(), DEFAULT_FPS)?;
     let all: Vec<usize> = (0..file.instances().len()).collect();
-    let scene = build_scene(&file, &all, &[], Frames::of(&file, DEFAULT_FPS))?;
+    let scene = build_scene(&file, &all, &[], Frames::of(&file, DEFAULT_FPS)?)?;
     Ok(scene
         .garments
         .into_iter()
@@ -76,7 +123,7 @@ pub fn select(path: &Path, garments: &[String], bodies: &[String]) -> Result<Sce
         &Selection {
             garments: garments.to_vec(),
             bodies: bodies.to_vec(),
-            fps: None,
+            ..Selection::default()
         },
     )
 }
@@ -99,7 +146,7 @@ pub fn select_with(path: &Path, sel: &Selection) -> Result<Scene> {
             "--fps {fps}: give a positive frame rate"
         )));
     }
-    let file = open(path)?;
+    let file = open(path, sel, fps)?;
     let available = || {
         let list: Vec<&str> = file.instances().iter().map(|i| i.name.as_str()).collect();
         if list.is_empty() {
@@ -139,20 +186,61 @@ pub fn select_with(path: &Path, sel: &Selection) -> Result<Scene> {
         }
         bodies
     };
-    let scene = build_scene(&file, &garments, &bodies, Frames::of(&file, fps))?;
+    let scene = build_scene(&file, &garments, &bodies, Frames::of(&file, fps)?)?;
     require_uvs(scene)
 }
 
-/// Opens a file; a panic inside the `gltf` crate on a malformed file (none is known; this
-/// is a safety net) is still the file's fault and becomes an input error.
-fn open(path: &Path) -> Result<GltfFile> {
-    std::panic::catch_unwind(|| GltfFile::open(path)).unwrap_or_else(|_| {
-        Err(Error::input(
-            path,
-            None,
-            "not a readable glTF file (malformed data); export it again as glTF 2.0",
-        ))
-    })
+/// Opens a file with the folders of `sel` and plays the clip it names (else the first);
+/// a panic inside the `gltf` crate on a malformed file (none is known; this is a safety
+/// net) is still the file's fault and becomes an input error.
+fn open(path: &Path, sel: &Selection, fps: f64) -> Result<GltfFile> {
+    let mut file = std::panic::catch_unwind(|| GltfFile::open_with(path, &sel.allow_paths))
+        .unwrap_or_else(|_| {
+            Err(Error::input(
+                path,
+                None,
+                "not a readable glTF file (malformed data); export it again as glTF 2.0",
+            ))
+        })?;
+    let clips = file.clips().to_vec();
+    let chosen = match sel.animation.as_deref() {
+        None => (!clips.is_empty()).then_some(0),
+        Some(name) => {
+            let by_index = || name.parse::<usize>().ok().filter(|&k| k < clips.len());
+            let found = clips.iter().position(|c| c.name == name).or_else(by_index);
+            if found.is_none() {
+                return Err(Error::input(path, Some(name), no_such_clip(&clips, fps)));
+            }
+            found
+        }
+    };
+    if let Some(k) = chosen {
+        file.play_clip(k);
+    }
+    Ok(file)
+}
+
+/// The message for an unknown `--animation` name: the clips there are, with frames.
+fn no_such_clip(clips: &[Clip], fps: f64) -> String {
+    if clips.is_empty() {
+        return "no such animation: the file has no animations; drop --animation".into();
+    }
+    let list: Vec<String> = clips
+        .iter()
+        .map(|c| match c.seconds {
+            Some((a, b)) => format!(
+                "{} (frames {}..{})",
+                c.name,
+                (a * fps).round(),
+                (b * fps).round()
+            ),
+            None => c.name.clone(),
+        })
+        .collect();
+    format!(
+        "no such animation; the file's animations: {} (give --animation one of these names)",
+        list.join(", ")
+    )
 }
 
 /// Instances marked as garments, except those in `exclude`.

@@ -18,6 +18,8 @@
 //! Matrix columns of 1- and 2-byte components are padded to 4 bytes (§3.6.2.4). A sparse
 //! accessor (§3.6.2.3) starts from its buffer view's values, or zeros without one, and
 //! replaces the elements its `indices` name by its `values`.
+use super::uri::{self, Folders};
+use super::{extensions, meshopt};
 use crate::error::{Error, Result};
 use gltf::accessor::{DataType, Dimensions};
 use std::path::{Path, PathBuf};
@@ -33,25 +35,27 @@ pub(crate) struct Source {
     /// The validated document.
     pub doc: gltf::Document,
     buffers: Vec<Vec<u8>>,
+    /// Decoded bytes of each meshopt-compressed buffer view (`None` for plain views).
+    decoded: Vec<Option<Vec<u8>>>,
+    /// Extensions the file uses that drape does not apply ([`extensions::check`]).
+    pub ignored_extensions: Vec<String>,
 }
 
 impl Source {
-    /// Reads and parses `path` (`.gltf` with embedded or external buffers, or `.glb`).
-    pub fn open(path: &Path) -> Result<Source> {
-        let bytes = std::fs::read(path).map_err(|e| {
-            Error::input(
-                path,
-                None,
-                format!("cannot read the file ({e}); check the path and its permissions"),
-            )
-        })?;
-        let base = path.parent().unwrap_or_else(|| Path::new("."));
-        Source::from_bytes(&bytes, path, Some(base))
+    /// Reads and parses `path` (`.gltf` with embedded or external buffers, or `.glb`);
+    /// external files may come from its folder and the `allowed` folders ([`uri`]).
+    pub fn open(path: &Path, allowed: &[PathBuf]) -> Result<Source> {
+        let bytes = read_input(path)?;
+        let base = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        Source::from_bytes(&bytes, path, Some(&Folders::new(base, allowed)))
     }
 
-    /// Parses glTF or GLB `bytes`; `path` names them in messages and `base` is the folder
-    /// external buffers are resolved against (`None`: external buffers are an error).
-    pub fn from_bytes(bytes: &[u8], path: &Path, base: Option<&Path>) -> Result<Source> {
+    /// Parses glTF or GLB `bytes`; `path` names them in messages and `folders` are where
+    /// external files are resolved (`None`: external buffers are an error).
+    pub fn from_bytes(bytes: &[u8], path: &Path, folders: Option<&Folders>) -> Result<Source> {
         let unreadable = |reason: String| {
             Error::input(
                 path,
@@ -72,8 +76,13 @@ impl Source {
         };
         let gltf = gltf::Gltf::from_slice_without_validation(bytes)
             .map_err(|e| unreadable(e.to_string()))?;
+        let raw = raw_json(bytes).map_err(unreadable)?;
+        let ignored_extensions =
+            extensions::check(&raw).map_err(|why| Error::input(path, None, why))?;
         let mut blob = gltf.blob;
-        let json = gltf.document.into_json();
+        let mut json = gltf.document.into_json();
+        // Checked above: what is left is decoded here or only changes appearance.
+        json.extensions_required.clear();
         // gltf-json's validation indexes the POSITION accessor before checking the index.
         let accessors = json.accessors.len();
         for (m, mesh) in json.meshes.iter().enumerate() {
@@ -90,17 +99,28 @@ impl Source {
             }
         }
         let doc = gltf::Document::from_json(json).map_err(|e| unreadable(e.to_string()))?;
+        if let Some(folders) = folders {
+            check_image_uris(&doc, folders, path)?;
+        }
         let mut buffers = Vec::new();
         for buffer in doc.buffers() {
-            let data = load_buffer(&buffer, base, &mut blob).map_err(|why| {
-                Error::input(path, Some(&format!("buffer {}", buffer.index())), why)
-            })?;
+            let data = if meshopt::is_fallback(&raw, buffer.index()) {
+                Vec::new()
+            } else {
+                load_buffer(&buffer, folders, &mut blob).map_err(|why| {
+                    Error::input(path, Some(&format!("buffer {}", buffer.index())), why)
+                })?
+            };
             buffers.push(data);
         }
+        let decoded = meshopt::decode_views(&raw, &buffers)
+            .map_err(|(view, why)| Error::input(path, Some(&format!("buffer view {view}")), why))?;
         Ok(Source {
             path: path.to_path_buf(),
             doc,
             buffers,
+            decoded,
+            ignored_extensions,
         })
     }
 
@@ -219,6 +239,9 @@ impl Source {
 
     /// The bytes of a buffer view, checked against its buffer.
     fn view_bytes(&self, view: &gltf::buffer::View) -> std::result::Result<&[u8], String> {
+        if let Some(Some(data)) = self.decoded.get(view.index()) {
+            return Ok(data);
+        }
         let buffer = view.buffer();
         let data = self
             .buffers
@@ -275,10 +298,52 @@ fn check_glb_header(bytes: &[u8]) -> std::result::Result<&[u8], String> {
     Ok(&bytes[..length])
 }
 
+/// The input file's bytes, refused unless it is a regular file (a FIFO would block).
+fn read_input(path: &Path) -> Result<Vec<u8>> {
+    let fail = |why: String| Error::input(path, None, why);
+    let unreadable = |e: std::io::Error| {
+        fail(format!(
+            "cannot read the file ({e}); check the path and its permissions"
+        ))
+    };
+    if !std::fs::metadata(path).map_err(unreadable)?.is_file() {
+        return Err(fail(
+            "is not a regular file (a folder, FIFO or device); give the .gltf or .glb file".into(),
+        ));
+    }
+    std::fs::read(path).map_err(unreadable)
+}
+
+/// The document's JSON as a value, for the extension objects the `gltf` crate drops.
+fn raw_json(bytes: &[u8]) -> std::result::Result<serde_json::Value, String> {
+    let json = if bytes.starts_with(b"glTF") {
+        gltf::binary::Glb::from_slice(bytes)
+            .map_err(|e| e.to_string())?
+            .json
+    } else {
+        std::borrow::Cow::Borrowed(bytes)
+    };
+    serde_json::from_slice(&json).map_err(|e| e.to_string())
+}
+
+/// Image URIs obey the same rule as buffers ([`uri`]), although drape reads no images.
+fn check_image_uris(doc: &gltf::Document, folders: &Folders, path: &Path) -> Result<()> {
+    for image in doc.images() {
+        if let gltf::image::Source::Uri { uri, .. } = image.source() {
+            if !uri.starts_with("data:") {
+                folders.resolve(uri).map_err(|why| {
+                    Error::input(path, Some(&format!("image {}", image.index())), why)
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The data of one buffer: the GLB binary chunk, a base64 data URI or an external file.
 fn load_buffer(
     buffer: &gltf::Buffer,
-    base: Option<&Path>,
+    folders: Option<&Folders>,
     blob: &mut Option<Vec<u8>>,
 ) -> std::result::Result<Vec<u8>, String> {
     let data = match buffer.source() {
@@ -292,32 +357,13 @@ fn load_buffer(
                 .0
         }
         gltf::buffer::Source::Uri(uri) => {
-            let relative = uri
-                .strip_prefix("file://")
-                .or_else(|| uri.strip_prefix("file:"))
-                .unwrap_or(uri);
-            if relative.contains(':') && !uri.starts_with("file:") {
+            let Some(folders) = folders else {
                 return Err(format!(
-                    "has URI '{uri}', which is neither a file nor a data URI; keep the .bin \
-                     file beside the .gltf or export a .glb"
-                ));
-            }
-            let name = percent_decode(relative)
-                .ok_or_else(|| format!("has a malformed URI '{uri}'; export it again"))?;
-            let Some(base) = base else {
-                return Err(format!(
-                    "refers to the external file '{name}', which cannot be resolved here; \
+                    "refers to the external file '{uri}', which cannot be resolved here; \
                      embed the buffer or export a .glb"
                 ));
             };
-            let file = base.join(&name);
-            std::fs::read(&file).map_err(|e| {
-                format!(
-                    "cannot read its external file {} ({e}); keep the .bin file beside the \
-                     .gltf or export a .glb",
-                    file.display()
-                )
-            })?
+            uri::read_regular(&folders.resolve(uri)?, buffer.length())?
         }
     };
     if data.len() < buffer.length() {
@@ -328,27 +374,6 @@ fn load_buffer(
         ));
     }
     Ok(data)
-}
-
-/// `%XX` escapes of a URI path decoded (RFC 3986 §2.1); `None` if not UTF-8 afterwards.
-fn percent_decode(uri: &str) -> Option<String> {
-    let bytes = uri.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
-            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
-                out.push((hex(h)? * 16 + hex(l)?) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// Byte layout of an accessor element.

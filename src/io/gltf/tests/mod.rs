@@ -3,8 +3,11 @@
 //! * this file: roles, names, selection, hierarchy, custom attributes, topology;
 //! * [`sampling`]: STEP / LINEAR / slerp / CUBICSPLINE values against hand computation;
 //! * [`skinning`]: skins, morph targets, sparse accessors, animated scenes, welding;
-//! * [`bad_input`]: malformed files are input errors naming file and object.
+//! * [`bad_input`]: malformed files are input errors naming file and object;
+//! * [`extensions`]: quantized and meshopt-compressed meshes, ignored and refused
+//!   extensions, animation clips.
 mod bad_input;
+mod extensions;
 mod sampling;
 mod skinning;
 
@@ -38,10 +41,15 @@ pub(super) fn write_edited(
         ..GltfWriteOptions::default()
     };
     write_gltf_with(garments, &path, &opts).unwrap();
-    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    edit(&mut doc);
-    std::fs::write(&path, doc.to_string()).unwrap();
+    edit_json(&path, edit);
     path
+}
+
+/// Lets `edit` change the JSON of the `.gltf` file `path`, and rewrites it.
+pub(super) fn edit_json(path: &Path, edit: impl FnOnce(&mut Value)) {
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    edit(&mut doc);
+    std::fs::write(path, doc.to_string()).unwrap();
 }
 
 pub(super) fn input_message(r: Result<Scene>) -> (Option<String>, String) {

@@ -118,7 +118,8 @@ fn animated_body_is_sampled_per_frame_and_garment_keeps_object_space() {
     assert!((mid[5] - want).norm() < 1e-6, "{} vs {want}", mid[5]);
     // At 48 fps the same motion spans frames 0..=48.
     let file = GltfFile::open(&path).unwrap();
-    let at48 = build::build_scene(&file, &[], &[0], build::Frames::of(&file, 48.0)).unwrap();
+    let at48 =
+        build::build_scene(&file, &[], &[0], build::Frames::of(&file, 48.0).unwrap()).unwrap();
     assert_eq!(at48.frame_range, Some((0, 48)));
     assert!((at48.bodies[0].animation.sample(24.0)[5] - want).norm() < 1e-6);
 }
