@@ -126,6 +126,10 @@ pub struct SimulateArgs {
     /// Frames per second. Default: from the file, else 24.
     #[arg(long, value_name = "F")]
     pub fps: Option<f64>,
+    /// USD variant selection SET=NAME (repeatable), over the one authored in the file, e.g.
+    /// `--variant modelVariant=Fancy`. Default: every selection as authored.
+    #[arg(long = "variant", value_name = "SET=NAME")]
+    pub variants: Vec<String>,
     /// Material preset (cotton, silk, denim, jersey, leather) or a JSON file whose fields
     /// (density kg/m², stretch/shear N/m, bend_u/bend_v N·m, their *_damping, bu, bv, drag,
     /// friction, thickness m) override cotton's.
@@ -228,6 +232,10 @@ pub struct InspectArgs {
     /// summary.
     #[arg(long)]
     pub json: bool,
+    /// USD variant selection SET=NAME (repeatable), over the one authored in the file, e.g.
+    /// `--variant modelVariant=Fancy`. Default: every selection as authored.
+    #[arg(long = "variant", value_name = "SET=NAME")]
+    pub variants: Vec<String>,
 }
 
 /// `drape bench`.

@@ -14,7 +14,8 @@ use serde_json::{json, Value};
 
 /// Runs `drape inspect`.
 pub fn run(args: &InspectArgs) -> Result<()> {
-    let scene = crate::io::load_scene(&args.scene)?;
+    let options = crate::io::ReadOptions::from_args(&args.variants).map_err(Error::usage)?;
+    let scene = crate::io::load_scene_with(&args.scene, &options)?;
     let garments = scene
         .garments
         .iter()

@@ -62,7 +62,14 @@ pub(super) fn load(args: &SimulateArgs) -> Result<crate::io::Selected> {
     if let Some(f) = args.fps {
         settings::positive("--fps", f)?;
     }
-    crate::io::select(&args.scene, &args.garments, &args.bodies, args.fps)
+    let options = crate::io::ReadOptions::from_args(&args.variants).map_err(Error::usage)?;
+    crate::io::select_with(
+        &args.scene,
+        &args.garments,
+        &args.bodies,
+        args.fps,
+        &options,
+    )
 }
 
 /// The bake settings the flags give.

@@ -67,9 +67,24 @@ fn check_exists(path: &Path) -> Result<()> {
 
 /// Reads every mesh of a USD or Houdini file (not glTF, not scene files).
 pub fn read_objects(path: &Path) -> Result<Imported> {
+    read_objects_with(path, &ReadOptions::default())
+}
+
+/// How input files are read: USD variant selections (`--variant SET=NAME`).
+pub type ReadOptions = usd::compose::Options;
+
+/// [`read_objects`] with `options`; what the reader skipped or could not resolve is
+/// printed as warnings on stderr (and kept in [`Imported::warnings`]).
+pub fn read_objects_with(path: &Path, options: &ReadOptions) -> Result<Imported> {
     check_exists(path)?;
     match Format::of(path)? {
-        Format::Usd => usd::read(path),
+        Format::Usd => {
+            let imported = usd::read_with(path, options)?;
+            for w in &imported.warnings {
+                eprintln!("warning: {}: {w}", path.display());
+            }
+            Ok(imported)
+        }
         Format::HoudiniGeo => houdini_geo::read(path),
         Format::Gltf | Format::SceneFile => Err(Error::Internal(format!(
             "read_objects called on {}, which is not USD or Houdini",
@@ -81,10 +96,17 @@ pub fn read_objects(path: &Path) -> Result<Imported> {
 /// Reads a scene by extension: the meshes marked as garments (none is not an error here)
 /// and every other mesh as a body; a scene file gives exactly what it lists.
 pub fn load_scene(path: &Path) -> Result<Scene> {
+    load_scene_with(path, &ReadOptions::default())
+}
+
+/// [`load_scene`] with `options` for USD files.
+pub fn load_scene_with(path: &Path, options: &ReadOptions) -> Result<Scene> {
     check_exists(path)?;
     match Format::of(path)? {
         Format::Gltf => gltf::read(path),
-        Format::Usd | Format::HoudiniGeo => read_objects(path)?.select(&[], &[], false),
+        Format::Usd | Format::HoudiniGeo => {
+            read_objects_with(path, options)?.select(&[], &[], false)
+        }
         Format::SceneFile => Ok(scene_file::load(path)?.scene),
     }
 }
@@ -120,6 +142,17 @@ pub fn select(
     bodies: &[String],
     fps: Option<f64>,
 ) -> Result<Selected> {
+    select_with(path, garments, bodies, fps, &ReadOptions::default())
+}
+
+/// [`select`] with `options` for USD files.
+pub fn select_with(
+    path: &Path,
+    garments: &[String],
+    bodies: &[String],
+    fps: Option<f64>,
+    options: &ReadOptions,
+) -> Result<Selected> {
     check_exists(path)?;
     let plain = |scene| Selected {
         scene,
@@ -136,9 +169,9 @@ pub fn select(
             };
             Ok(plain(gltf::select_with(path, &sel)?))
         }
-        Format::Usd | Format::HoudiniGeo => {
-            Ok(plain(read_objects(path)?.select(garments, bodies, true)?))
-        }
+        Format::Usd | Format::HoudiniGeo => Ok(plain(
+            read_objects_with(path, options)?.select(garments, bodies, true)?,
+        )),
         Format::SceneFile => {
             let loaded = scene_file::load(path)?;
             let mut scene = loaded.scene;

@@ -35,10 +35,12 @@
 //! `.usdc` binary crate files (and `.usd` files holding one) are read with the `openusd`
 //! crate and converted into the same [`Layer`] ([`usdc`]), so every rule above applies to
 //! them too. `.usdz` archives are refused with exit code 2 and the advice to export `.usda`.
+pub mod compose;
 pub mod layer;
 pub mod lexer;
 pub mod mesh;
 pub mod parser;
+pub mod skel;
 pub mod usdc;
 pub mod writer;
 pub mod xform;
@@ -137,13 +139,21 @@ fn unreadable(path: &Path, reason: impl std::fmt::Display) -> Error {
     )
 }
 
-/// Parses the file at `path` into a [`Layer`]: a crate file (`PXR-USDC` magic) through
-/// [`usdc`], else USD text (checks the encoding).
+/// Parses the file at `path` into a [`Layer`] as written (no composition): a crate file
+/// (`PXR-USDC` magic) through [`usdc`], else USD text (checks the encoding).
 pub fn read_layer(path: &Path) -> Result<Layer> {
     let bytes = std::fs::read(path)
         .map_err(|e| Error::input(path, None, format!("cannot read the file: {e}")))?;
+    parse_layer(path, &bytes)
+}
+
+fn is_usdz(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"PK\x03\x04")
+}
+
+fn parse_layer(path: &Path, bytes: &[u8]) -> Result<Layer> {
     if bytes.starts_with(usdc::MAGIC) {
-        return usdc::parse(&bytes).map_err(|reason| {
+        return usdc::parse(bytes).map_err(|reason| {
             Error::input(
                 path,
                 None,
@@ -154,26 +164,59 @@ pub fn read_layer(path: &Path) -> Result<Layer> {
             )
         });
     }
-    if bytes.starts_with(b"PK\x03\x04") {
+    if is_usdz(bytes) {
         return Err(Error::input(
             path,
             None,
-            "is a USDZ archive, which this build cannot read; export the scene as USD text (.usda)",
+            "is a USDZ archive, which holds several layers, not one",
         ));
     }
-    let text = String::from_utf8(bytes).map_err(|e| {
-        unreadable(
-            path,
-            format!("not UTF-8 text at byte {}", e.utf8_error().valid_up_to()),
-        )
-    })?;
-    parser::parse(&text).map_err(|e| unreadable(path, e))
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| unreadable(path, format!("not UTF-8 text at byte {}", e.valid_up_to())))?;
+    parser::parse(text).map_err(|e| unreadable(path, e))
 }
 
-/// Reads every mesh of a `.usda` or `.usdc` file.
+/// Reads every mesh of a `.usda`, `.usdc` or `.usdz` file with every variant selection as
+/// authored.
 pub fn read(path: &Path) -> Result<Imported> {
-    let layer = read_layer(path)?;
-    from_layer(path, &layer)
+    read_with(path, &compose::Options::default())
+}
+
+/// Reads every mesh of a USD file: a single layer without composition arcs directly, a
+/// layer with arcs or a `.usdz` archive through [`compose`] (with `options`' variant
+/// selections). Composition problems become [`Imported::warnings`].
+pub fn read_with(path: &Path, options: &compose::Options) -> Result<Imported> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Error::input(path, None, format!("cannot read the file: {e}")))?;
+    if !is_usdz(&bytes) {
+        let layer = parse_layer(path, &bytes)?;
+        if !compose::has_arcs(&layer) {
+            let mut imported = from_layer(path, &layer)?;
+            for (set, name) in &options.variants {
+                imported.warnings.push(format!(
+                    "--variant {set}={name}: the file has no variant sets"
+                ));
+            }
+            return Ok(imported);
+        }
+    }
+    let c = compose::compose(path, options).map_err(|reason| {
+        Error::input(
+            path,
+            None,
+            format!("cannot compose the USD stage ({reason}); check the file and the files it references"),
+        )
+    })?;
+    let mut imported = from_layer(path, &c.layer)?;
+    imported.warnings.splice(0..0, c.warnings);
+    if imported.meshes.is_empty() {
+        imported.warnings.push(
+            "the composed stage has no active, defined Mesh prim (nothing to read as a garment \
+             or body)"
+                .to_string(),
+        );
+    }
+    Ok(imported)
 }
 
 /// A mesh prim found by the walk, with its ancestors.
@@ -341,6 +384,7 @@ pub fn from_layer(path: &Path, layer: &Layer) -> Result<Imported> {
         up: info.up,
         fps: fps_authored.then(|| info.fps()),
         frame_range,
+        warnings: Vec::new(),
     })
 }
 
@@ -418,7 +462,10 @@ impl MeshReader<'_> {
         let positions = self.points_at(t0)?;
         let n = positions.len();
         let topo = mesh::topology(prim, t0, n).map_err(|e| self.error(e))?;
-        let uvs = mesh::uvs_per_corner(prim, t0, &topo, n).map_err(|e| self.error(e))?;
+        let (uvs, uv_problem) = match mesh::uvs_per_corner(prim, t0, &topo, n) {
+            Ok(uvs) => (uvs, None),
+            Err(e) => (None, Some(format!("prim {}: {e}", self.found.path))),
+        };
         let weights =
             |name| mesh::point_weights(prim, name, t0, &topo, n).map_err(|e| self.error(e));
         let pin = weights("primvars:pin")?.unwrap_or_default();
@@ -478,6 +525,7 @@ impl MeshReader<'_> {
             positions,
             triangles: topo.triangles,
             corner_uvs,
+            uv_problem,
             pin,
             key_weight,
             faces,

@@ -1,0 +1,1 @@
+//! UsdSkel skinning (placeholder filled below).
