@@ -54,6 +54,7 @@ use crate::scene::{Animation, OutputFaces, UpAxis};
 use crate::{Mat3, Vec3};
 use layer::{Layer, Prim, Specifier, Value};
 use nalgebra::Matrix4;
+use skel::Skin;
 use std::collections::HashSet;
 use std::path::Path;
 use xform::{numbers_at, sample_times, xform_ops, Blend, XformOps};
@@ -287,17 +288,26 @@ pub fn from_layer(path: &Path, layer: &Layer) -> Result<Imported> {
         walk(p, &mut Vec::new(), format!("/{}", p.name), &mut found);
     }
     let mut chains = Vec::with_capacity(found.len());
+    let mut skins = Vec::with_capacity(found.len());
     for f in &found {
         let err =
             |m: String| Error::input(path, Some(&f.path), format!("{m}; export the scene again"));
+        let skin = Skin::of(layer, f.prim, &f.ancestors)
+            .map_err(|m| err(format!("prim {}: {m}", f.path)))?;
+        let placed_by: Vec<&Prim> = match &skin {
+            Some(s) => s.skeleton.clone(),
+            None => f.ancestors.iter().copied().chain([f.prim]).collect(),
+        };
         let mut ops = Vec::new();
-        for p in f.ancestors.iter().chain(std::iter::once(&f.prim)) {
+        for p in placed_by {
             ops.push(xform_ops(p).map_err(err)?);
         }
         chains.push(ops);
+        skins.push(skin);
     }
-    let mesh_times = |f: &Found, ops: &[XformOps]| -> Vec<f64> {
+    let mesh_times = |f: &Found, ops: &[XformOps], skin: &Option<Skin>| -> Vec<f64> {
         let mut t: Vec<f64> = ops.iter().flat_map(XformOps::times).collect();
+        t.extend(skin.iter().flat_map(Skin::times));
         t.extend(
             f.prim
                 .attribute("points")
@@ -306,12 +316,16 @@ pub fn from_layer(path: &Path, layer: &Layer) -> Result<Imported> {
         );
         t.sort_by(f64::total_cmp);
         t.dedup();
+        if skin.is_some() {
+            t = with_every_frame(&t, &info);
+        }
         t
     };
     let all_times: Vec<Vec<f64>> = found
         .iter()
         .zip(&chains)
-        .map(|(f, c)| mesh_times(f, c))
+        .zip(&skins)
+        .map(|((f, c), s)| mesh_times(f, c, s))
         .collect();
     let t0 = info.start.unwrap_or_else(|| {
         all_times
@@ -322,7 +336,7 @@ pub fn from_layer(path: &Path, layer: &Layer) -> Result<Imported> {
     });
     let mut used = HashSet::new();
     let mut meshes = Vec::with_capacity(found.len());
-    for ((f, ops), times) in found.iter().zip(&chains).zip(&all_times) {
+    for (((f, ops), times), skin) in found.iter().zip(&chains).zip(&all_times).zip(&skins) {
         let object = object_xform(f);
         let blender_name = |p: &Prim, key: &str| {
             p.attribute(key)
@@ -341,25 +355,12 @@ pub fn from_layer(path: &Path, layer: &Layer) -> Result<Imported> {
         aliases.extend(object.map(|x| x.name.clone()));
         aliases.extend(blender_name(f.prim, "userProperties:blender:data_name"));
         aliases.retain(|a| a != &name);
-        if f.prim.attribute("skel:skeleton").is_some()
-            || f.prim.attribute("primvars:skel:jointIndices").is_some()
-        {
-            return Err(Error::input(
-                path,
-                Some(&name),
-                format!(
-                    "prim {} is skinned with UsdSkel, which drape does not evaluate; export \
-                     it with the armature motion baked into the points (Blender: uncheck \
-                     Armatures in the USD export options) or export glTF",
-                    f.path
-                ),
-            ));
-        }
         let reader = MeshReader {
             path,
             info: &info,
             found: f,
             ops,
+            skin: skin.as_ref(),
             name: &name,
         };
         let mut m = reader.read(t0, times)?;
@@ -388,6 +389,29 @@ pub fn from_layer(path: &Path, layer: &Layer) -> Result<Imported> {
     })
 }
 
+/// `times` (time codes, sorted) with every whole frame between the first and the last
+/// added: a skinned mesh is evaluated at every frame, since its points do not move
+/// linearly between the joint animation's samples.
+fn with_every_frame(times: &[f64], info: &StageInfo) -> Vec<f64> {
+    let (Some(&first), Some(&last)) = (times.first(), times.last()) else {
+        return times.to_vec();
+    };
+    let per_frame = info.time_codes_per_second / info.fps();
+    let (a, b) = (info.frame_of(first).ceil(), info.frame_of(last).floor());
+    if (b - a).partial_cmp(&1e6) != Some(std::cmp::Ordering::Less) {
+        return times.to_vec();
+    }
+    let mut t = times.to_vec();
+    let mut f = a;
+    while f <= b {
+        t.push(f * per_frame);
+        f += 1.0;
+    }
+    t.sort_by(f64::total_cmp);
+    t.dedup_by(|x, y| (*x - *y).abs() <= 1e-9 * per_frame.max(1.0));
+    t
+}
+
 /// Role given to keyframe meshes (`<garment>_key_<frame>`, docs/reference.md, "Inputs" (b)).
 pub const KEYFRAME_ROLE: &str = "keyframe";
 
@@ -414,6 +438,9 @@ struct MeshReader<'a> {
     info: &'a StageInfo,
     found: &'a Found<'a>,
     ops: &'a [XformOps<'a>],
+    /// The UsdSkel skin, if the mesh is skinned ([`skel`]): its points are skinned and
+    /// `ops` are the skeleton's.
+    skin: Option<&'a Skin<'a>>,
     name: &'a str,
 }
 
@@ -452,9 +479,14 @@ impl MeshReader<'_> {
         if let Some(i) = v.iter().position(|x| !x.is_finite()) {
             return Err(self.error(format!("point {} is not finite (NaN or infinity)", i / 3)));
         }
-        Ok(v.chunks_exact(3)
+        let points: Vec<Vec3> = v
+            .chunks_exact(3)
             .map(|c| Vec3::new(c[0], c[1], c[2]))
-            .collect())
+            .collect();
+        match self.skin {
+            Some(skin) => skin.apply(&points, t).map_err(|e| self.error(e)),
+            None => Ok(points),
+        }
     }
 
     fn read(&self, t0: f64, times: &[f64]) -> Result<ImportedMesh> {
