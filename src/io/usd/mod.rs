@@ -5,8 +5,9 @@
 //!   USD's fallback), `timeCodesPerSecond` (default 24), `framesPerSecond` (default: the
 //!   time codes' rate), `startTimeCode`/`endTimeCode` (the scene's frame range).
 //! * Prims: `def` prims are walked from the roots (`over`/`class` prims and prims with
-//!   `active = false` are skipped; composition arcs are not followed). Every prim with an
-//!   `xformOpOrder` contributes its transform ([`xform`]); time-sampled ops animate.
+//!   `active = false` are skipped). A layer with composition arcs, or a `.usdz` archive,
+//!   is first composed and flattened into one [`Layer`] ([`compose`], `--variant`).
+//!   Every prim with an `xformOpOrder` contributes its transform ([`xform`]); time-sampled ops animate.
 //! * Every `Mesh` prim is one mesh ([`mesh`]): one particle per USD point in point order
 //!   (points are never split at seams; faceVarying UVs that differ at a point make it a
 //!   seam point), so a garment's cache has the USD point count and order (docs/reference.md, "Outputs").
@@ -16,8 +17,11 @@
 //!   (`userProperties:blender:object_name` when Blender had to change it into a valid prim
 //!   name, else the Xform's). The Xform's and the mesh prim's names, the mesh data name
 //!   (`userProperties:blender:data_name`) and the full prim path select it too.
-//! * UsdSkel skinning (`skel:skeleton`, `primvars:skel:jointIndices`) is refused with the
-//!   advice to bake the armature motion into the points.
+//! * UsdSkel: a mesh with `primvars:skel:jointIndices` is skinned to its bound skeleton
+//!   and posed by its animation at every frame ([`skel`]); it is placed by the skeleton's
+//!   transforms, not its own.
+//! * UVs are needed by garments only: a mesh whose UVs cannot be read keeps the reason
+//!   (`ImportedMesh::uv_problem`), an error only if it is chosen as a garment.
 //! * Keyframes: a mesh named `<garment>_key_<frame>` next to a mesh `<garment>` is a
 //!   keyframe shape of that garment (docs/reference.md, "Inputs" (b)), never a garment or body: it
 //!   gets the role [`KEYFRAME_ROLE`] whatever role it carries, and
@@ -34,7 +38,7 @@
 //!
 //! `.usdc` binary crate files (and `.usd` files holding one) are read with the `openusd`
 //! crate and converted into the same [`Layer`] ([`usdc`]), so every rule above applies to
-//! them too. `.usdz` archives are refused with exit code 2 and the advice to export `.usda`.
+//! them too.
 pub mod compose;
 pub mod layer;
 pub mod lexer;
@@ -47,6 +51,8 @@ pub mod xform;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_skel;
 
 use crate::error::{Error, Result};
 use crate::io::objects::{is_keyframe_mesh, unique_name, Imported, ImportedMesh};
