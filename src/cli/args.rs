@@ -128,9 +128,9 @@ pub struct SimulateArgs {
     /// Frames per second, 1 to 1000. Default: from the file, else 24.
     #[arg(long, value_name = "F", allow_negative_numbers = true)]
     pub fps: Option<f64>,
-    /// The glTF clip and the folders external files may come from.
+    /// The glTF clip, the folders external files may come from and USD variants.
     #[command(flatten)]
-    pub gltf: GltfInputArgs,
+    pub input: InputArgs,
     /// Material preset (cotton, silk, denim, jersey, leather) or a JSON file whose fields
     /// (density kg/m², stretch/shear N/m, bend_u/bend_v N·m, their *_damping, bu, bv, drag,
     /// friction, thickness m) override cotton's.
@@ -243,14 +243,14 @@ pub struct InspectArgs {
     /// Multiply every length of the input by S, as `simulate --scale` does. Default: 1.
     #[arg(long, value_name = "S", default_value_t = 1.0)]
     pub scale: f64,
-    /// The glTF clip and the folders external files may come from.
+    /// The glTF clip, the folders external files may come from and USD variants.
     #[command(flatten)]
-    pub gltf: GltfInputArgs,
+    pub input: InputArgs,
 }
 
-/// How glTF input is read (`simulate`, `control`, `inspect`).
+/// How input files are read (`simulate`, `control`, `inspect`).
 #[derive(Debug, Clone, Default, Args)]
-pub struct GltfInputArgs {
+pub struct InputArgs {
     /// glTF animation clip to play, by name or index (`drape inspect` lists them). Default:
     /// the file's first clip, the action Blender makes active when it imports the file.
     #[arg(long, value_name = "NAME")]
@@ -259,6 +259,10 @@ pub struct GltfInputArgs {
     /// glTF file's own folder and those below it.
     #[arg(long = "allow-paths", value_name = "DIR")]
     pub allow_paths: Vec<PathBuf>,
+    /// USD variant selection SET=NAME (repeatable), over the one authored in the file, e.g.
+    /// `--variant modelVariant=Fancy`. Default: every selection as authored.
+    #[arg(long = "variant", value_name = "SET=NAME")]
+    pub variants: Vec<String>,
 }
 
 /// `drape bench`.

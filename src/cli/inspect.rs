@@ -18,11 +18,7 @@ use std::io::Write as _;
 /// Runs `drape inspect`.
 pub fn run(args: &InspectArgs) -> Result<()> {
     super::settings::positive("--scale", args.scale)?;
-    let opts = crate::io::ReadOptions {
-        fps: None,
-        animation: args.gltf.animation.clone(),
-        allow_paths: args.gltf.allow_paths.clone(),
-    };
+    let opts = args.input.read_options(None)?;
     let (mut scene, notes) = crate::io::inspect_scene(&args.scene, &opts)?;
     scene.scale_lengths(args.scale);
     for w in scene.size_warnings(args.scale) {

@@ -70,6 +70,21 @@ pub fn positive(flag: &str, value: f64) -> Result<f64> {
     }
 }
 
+impl super::args::InputArgs {
+    /// The reading options these flags give, glTF animation sampled at `fps`; a
+    /// `--variant` that is not `SET=NAME` is a usage error.
+    pub fn read_options(&self, fps: Option<f64>) -> Result<crate::io::ReadOptions> {
+        let usd =
+            crate::io::usd::compose::Options::from_args(&self.variants).map_err(Error::usage)?;
+        Ok(crate::io::ReadOptions {
+            fps,
+            animation: self.animation.clone(),
+            allow_paths: self.allow_paths.clone(),
+            usd,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

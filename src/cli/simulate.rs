@@ -66,13 +66,8 @@ pub(super) fn load(args: &SimulateArgs) -> Result<crate::io::Selected> {
         bake::in_range("--fps", f, bake::FPS_RANGE, "frames per second")?;
     }
     settings::positive("--scale", args.scale)?;
-    let opts = crate::io::ReadOptions {
-        fps: args.fps,
-        animation: args.gltf.animation.clone(),
-        allow_paths: args.gltf.allow_paths.clone(),
-    };
-    let mut selected =
-        crate::io::select_with(&args.scene, &args.garments, &args.bodies, &opts)?;
+    let opts = args.input.read_options(args.fps)?;
+    let mut selected = crate::io::select_with(&args.scene, &args.garments, &args.bodies, &opts)?;
     selected.scene.scale_lengths(args.scale);
     Ok(selected)
 }

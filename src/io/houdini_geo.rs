@@ -194,6 +194,7 @@ pub fn to_mesh(path: &Path, name: &str, geo: &format::Geo) -> Result<ImportedMes
         )));
     }
     Ok(ImportedMesh {
+        uv_problem: None,
         name: name.to_string(),
         aliases: Vec::new(),
         source: path.to_path_buf(),
@@ -256,6 +257,7 @@ pub fn read(path: &Path) -> Result<Imported> {
 
 fn imported(path: &Path, meshes: Vec<ImportedMesh>, frame_range: Option<(i32, i32)>) -> Imported {
     Imported {
+        warnings: Vec::new(),
         source: path.to_path_buf(),
         meshes,
         up: UpAxis::Y,

@@ -82,6 +82,8 @@ pub struct ReadOptions {
     pub animation: Option<String>,
     /// `--allow-paths`: folders glTF buffers and images may come from besides the file's.
     pub allow_paths: Vec<std::path::PathBuf>,
+    /// `--variant SET=NAME`: USD variant selections over the authored ones.
+    pub usd: usd::compose::Options,
 }
 
 impl ReadOptions {
@@ -123,15 +125,27 @@ pub fn inspect_scene(path: &Path, opts: &ReadOptions) -> Result<(Scene, Option<g
             let (scene, notes) = gltf::inspect(path, &opts.gltf(&[], &[]))?;
             Ok((scene, Some(notes)))
         }
-        _ => Ok((load_scene(path)?, None)),
+        _ => Ok((load_scene_with(path, opts)?, None)),
     }
 }
 
 /// Reads every mesh of a USD or Houdini file (not glTF, not scene files).
 pub fn read_objects(path: &Path) -> Result<Imported> {
+    read_objects_with(path, &ReadOptions::default())
+}
+
+/// [`read_objects`] with `options`; what the reader skipped or could not resolve is
+/// printed as warnings on stderr (and kept in [`Imported::warnings`]).
+pub fn read_objects_with(path: &Path, options: &ReadOptions) -> Result<Imported> {
     check_exists(path)?;
     match Format::of(path)? {
-        Format::Usd => usd::read(path),
+        Format::Usd => {
+            let imported = usd::read_with(path, &options.usd)?;
+            for w in &imported.warnings {
+                eprintln!("warning: {}: {w}", path.display());
+            }
+            Ok(imported)
+        }
         Format::HoudiniGeo => houdini_geo::read(path),
         Format::Gltf | Format::SceneFile => Err(Error::Internal(format!(
             "read_objects called on {}, which is not USD or Houdini",
@@ -143,10 +157,17 @@ pub fn read_objects(path: &Path) -> Result<Imported> {
 /// Reads a scene by extension: the meshes marked as garments (none is not an error here)
 /// and every other mesh as a body; a scene file gives exactly what it lists.
 pub fn load_scene(path: &Path) -> Result<Scene> {
+    load_scene_with(path, &ReadOptions::default())
+}
+
+/// [`load_scene`] with `options` for USD files.
+pub fn load_scene_with(path: &Path, options: &ReadOptions) -> Result<Scene> {
     check_exists(path)?;
     match Format::of(path)? {
         Format::Gltf => gltf::read(path),
-        Format::Usd | Format::HoudiniGeo => read_objects(path)?.select(&[], &[], false),
+        Format::Usd | Format::HoudiniGeo => {
+            read_objects_with(path, options)?.select(&[], &[], false)
+        }
         Format::SceneFile => Ok(scene_file::load(path)?.scene),
     }
 }
@@ -209,9 +230,9 @@ pub fn select_with(
             path,
             &opts.gltf(garments, bodies),
         )?)),
-        Format::Usd | Format::HoudiniGeo => {
-            Ok(plain(read_objects(path)?.select(garments, bodies, true)?))
-        }
+        Format::Usd | Format::HoudiniGeo => Ok(plain(
+            read_objects_with(path, opts)?.select(garments, bodies, true)?,
+        )),
         Format::SceneFile => {
             let loaded = scene_file::load(path)?;
             let mut scene = loaded.scene;

@@ -30,6 +30,9 @@ pub struct ImportedMesh {
     pub triangles: Vec<[usize; 3]>,
     /// UV of each triangle corner; empty if the mesh has no UVs.
     pub corner_uvs: Vec<[Vec2; 3]>,
+    /// Why the file's UVs could not be read, if they could not (then `corner_uvs` is
+    /// empty): only a garment needs UVs, so this is an error only for a garment.
+    pub uv_problem: Option<String>,
     /// Pin weight per point (empty: all 0).
     pub pin: Vec<f64>,
     /// Keyframe weight per point (`key_weight`), if the file has one.
@@ -62,6 +65,13 @@ impl ImportedMesh {
     /// The mesh as a garment: one particle per point, output points in point order.
     /// A mesh without UVs on all its faces is an input error naming the fix.
     pub fn into_garment(self) -> Result<Garment> {
+        if let Some(problem) = &self.uv_problem {
+            return Err(Error::input(
+                &self.source,
+                Some(&self.name),
+                format!("its UVs cannot be read: {problem}; export the garment again"),
+            ));
+        }
         if self.corner_uvs.len() != self.triangles.len() || self.triangles.is_empty() {
             return Err(Error::input(
                 &self.source,
@@ -127,6 +137,9 @@ pub struct Imported {
     pub fps: Option<f64>,
     /// Frame range stored in the file.
     pub frame_range: Option<(i32, i32)>,
+    /// What the reader skipped or could not resolve (USD: missing referenced files,
+    /// unknown variants), one message each; printed as warnings.
+    pub warnings: Vec<String>,
 }
 
 /// True if `name` is `<garment>_key_<frame>`, a keyframe target of one of `garments`
@@ -335,6 +348,7 @@ mod tests {
 
     fn mesh(name: &str, role: Option<&str>) -> ImportedMesh {
         ImportedMesh {
+            uv_problem: None,
             name: name.into(),
             aliases: vec![format!("/root/{name}/{name}")],
             source: "s.usda".into(),
@@ -353,6 +367,7 @@ mod tests {
 
     fn imported(meshes: Vec<ImportedMesh>) -> Imported {
         Imported {
+            warnings: Vec::new(),
             source: "s.usda".into(),
             meshes,
             up: UpAxis::Y,

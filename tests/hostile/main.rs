@@ -5,12 +5,12 @@ mod common;
 mod support;
 
 mod cli_budgets;
+mod gltf_budgets;
+mod gltf_content;
+mod gltf_files;
+mod gltf_paths;
 mod outputs_kill;
 mod outputs_lock;
 mod outputs_names;
 mod outputs_sequence;
 mod process_streams;
-mod gltf_budgets;
-mod gltf_content;
-mod gltf_files;
-mod gltf_paths;

@@ -142,7 +142,9 @@ impl Primvar {
                 raw.len()
             ));
         }
-        let indices_attr = prim.attribute(&format!("{name}:indices"));
+        let indices_attr = prim
+            .attribute(&format!("{name}:indices"))
+            .filter(|a| !is_blocked(a));
         let values = match indices_attr {
             Some(_) => {
                 let idx = ints_at(indices_attr, t, &format!("{name}:indices"))?;
@@ -217,6 +219,17 @@ pub fn uv_attribute(prim: &Prim) -> Option<&Attribute> {
                     && a.type_name.starts_with("texCoord2")
             })
         })
+}
+
+/// True if `attr` has no value: no time samples and no default or a blocked one (`None`),
+/// as exporters write `int[] primvars:st:indices = None` for a primvar that is not indexed.
+fn is_blocked(attr: &Attribute) -> bool {
+    attr.time_samples.is_none()
+        && match &attr.default {
+            None => true,
+            Some(Value::Ident(s)) => s == "None",
+            Some(_) => false,
+        }
 }
 
 /// UV of every face-vertex (`None` if the mesh has no UV primvar).

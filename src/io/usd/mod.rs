@@ -5,8 +5,9 @@
 //!   USD's fallback), `timeCodesPerSecond` (default 24), `framesPerSecond` (default: the
 //!   time codes' rate), `startTimeCode`/`endTimeCode` (the scene's frame range).
 //! * Prims: `def` prims are walked from the roots (`over`/`class` prims and prims with
-//!   `active = false` are skipped; composition arcs are not followed). Every prim with an
-//!   `xformOpOrder` contributes its transform ([`xform`]); time-sampled ops animate.
+//!   `active = false` are skipped). A layer with composition arcs, or a `.usdz` archive,
+//!   is first composed and flattened into one [`Layer`] ([`compose`], `--variant`).
+//!   Every prim with an `xformOpOrder` contributes its transform ([`xform`]); time-sampled ops animate.
 //! * Every `Mesh` prim is one mesh ([`mesh`]): one particle per USD point in point order
 //!   (points are never split at seams; faceVarying UVs that differ at a point make it a
 //!   seam point), so a garment's cache has the USD point count and order (docs/reference.md, "Outputs").
@@ -16,8 +17,11 @@
 //!   (`userProperties:blender:object_name` when Blender had to change it into a valid prim
 //!   name, else the Xform's). The Xform's and the mesh prim's names, the mesh data name
 //!   (`userProperties:blender:data_name`) and the full prim path select it too.
-//! * UsdSkel skinning (`skel:skeleton`, `primvars:skel:jointIndices`) is refused with the
-//!   advice to bake the armature motion into the points.
+//! * UsdSkel: a mesh with `primvars:skel:jointIndices` is skinned to its bound skeleton
+//!   and posed by its animation at every frame ([`skel`]); it is placed by the skeleton's
+//!   transforms, not its own.
+//! * UVs are needed by garments only: a mesh whose UVs cannot be read keeps the reason
+//!   (`ImportedMesh::uv_problem`), an error only if it is chosen as a garment.
 //! * Keyframes: a mesh named `<garment>_key_<frame>` next to a mesh `<garment>` is a
 //!   keyframe shape of that garment (docs/reference.md, "Inputs" (b)), never a garment or body: it
 //!   gets the role [`KEYFRAME_ROLE`] whatever role it carries, and
@@ -34,17 +38,21 @@
 //!
 //! `.usdc` binary crate files (and `.usd` files holding one) are read with the `openusd`
 //! crate and converted into the same [`Layer`] ([`usdc`]), so every rule above applies to
-//! them too. `.usdz` archives are refused with exit code 2 and the advice to export `.usda`.
+//! them too.
+pub mod compose;
 pub mod layer;
 pub mod lexer;
 pub mod mesh;
 pub mod parser;
+pub mod skel;
 pub mod usdc;
 pub mod writer;
 pub mod xform;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_skel;
 
 use crate::error::{Error, Result};
 use crate::io::objects::{is_keyframe_mesh, unique_name, Imported, ImportedMesh};
@@ -52,6 +60,7 @@ use crate::scene::{Animation, OutputFaces, UpAxis};
 use crate::{Mat3, Vec3};
 use layer::{Layer, Prim, Specifier, Value};
 use nalgebra::Matrix4;
+use skel::Skin;
 use std::collections::HashSet;
 use std::path::Path;
 use xform::{numbers_at, sample_times, xform_ops, Blend, XformOps};
@@ -137,13 +146,21 @@ fn unreadable(path: &Path, reason: impl std::fmt::Display) -> Error {
     )
 }
 
-/// Parses the file at `path` into a [`Layer`]: a crate file (`PXR-USDC` magic) through
-/// [`usdc`], else USD text (checks the encoding).
+/// Parses the file at `path` into a [`Layer`] as written (no composition): a crate file
+/// (`PXR-USDC` magic) through [`usdc`], else USD text (checks the encoding).
 pub fn read_layer(path: &Path) -> Result<Layer> {
     let bytes = std::fs::read(path)
         .map_err(|e| Error::input(path, None, format!("cannot read the file: {e}")))?;
+    parse_layer(path, &bytes)
+}
+
+fn is_usdz(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"PK\x03\x04")
+}
+
+fn parse_layer(path: &Path, bytes: &[u8]) -> Result<Layer> {
     if bytes.starts_with(usdc::MAGIC) {
-        return usdc::parse(&bytes).map_err(|reason| {
+        return usdc::parse(bytes).map_err(|reason| {
             Error::input(
                 path,
                 None,
@@ -154,26 +171,59 @@ pub fn read_layer(path: &Path) -> Result<Layer> {
             )
         });
     }
-    if bytes.starts_with(b"PK\x03\x04") {
+    if is_usdz(bytes) {
         return Err(Error::input(
             path,
             None,
-            "is a USDZ archive, which this build cannot read; export the scene as USD text (.usda)",
+            "is a USDZ archive, which holds several layers, not one",
         ));
     }
-    let text = String::from_utf8(bytes).map_err(|e| {
-        unreadable(
-            path,
-            format!("not UTF-8 text at byte {}", e.utf8_error().valid_up_to()),
-        )
-    })?;
-    parser::parse(&text).map_err(|e| unreadable(path, e))
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| unreadable(path, format!("not UTF-8 text at byte {}", e.valid_up_to())))?;
+    parser::parse(text).map_err(|e| unreadable(path, e))
 }
 
-/// Reads every mesh of a `.usda` or `.usdc` file.
+/// Reads every mesh of a `.usda`, `.usdc` or `.usdz` file with every variant selection as
+/// authored.
 pub fn read(path: &Path) -> Result<Imported> {
-    let layer = read_layer(path)?;
-    from_layer(path, &layer)
+    read_with(path, &compose::Options::default())
+}
+
+/// Reads every mesh of a USD file: a single layer without composition arcs directly, a
+/// layer with arcs or a `.usdz` archive through [`compose`] (with `options`' variant
+/// selections). Composition problems become [`Imported::warnings`].
+pub fn read_with(path: &Path, options: &compose::Options) -> Result<Imported> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Error::input(path, None, format!("cannot read the file: {e}")))?;
+    if !is_usdz(&bytes) {
+        let layer = parse_layer(path, &bytes)?;
+        if !compose::has_arcs(&layer) {
+            let mut imported = from_layer(path, &layer)?;
+            for (set, name) in &options.variants {
+                imported.warnings.push(format!(
+                    "--variant {set}={name}: the file has no variant sets"
+                ));
+            }
+            return Ok(imported);
+        }
+    }
+    let c = compose::compose(path, options).map_err(|reason| {
+        Error::input(
+            path,
+            None,
+            format!("cannot compose the USD stage ({reason}); check the file and the files it references"),
+        )
+    })?;
+    let mut imported = from_layer(path, &c.layer)?;
+    imported.warnings.splice(0..0, c.warnings);
+    if imported.meshes.is_empty() {
+        imported.warnings.push(
+            "the composed stage has no active, defined Mesh prim (nothing to read as a garment \
+             or body)"
+                .to_string(),
+        );
+    }
+    Ok(imported)
 }
 
 /// A mesh prim found by the walk, with its ancestors.
@@ -244,17 +294,26 @@ pub fn from_layer(path: &Path, layer: &Layer) -> Result<Imported> {
         walk(p, &mut Vec::new(), format!("/{}", p.name), &mut found);
     }
     let mut chains = Vec::with_capacity(found.len());
+    let mut skins = Vec::with_capacity(found.len());
     for f in &found {
         let err =
             |m: String| Error::input(path, Some(&f.path), format!("{m}; export the scene again"));
+        let skin = Skin::of(layer, f.prim, &f.ancestors)
+            .map_err(|m| err(format!("prim {}: {m}", f.path)))?;
+        let placed_by: Vec<&Prim> = match &skin {
+            Some(s) => s.skeleton.clone(),
+            None => f.ancestors.iter().copied().chain([f.prim]).collect(),
+        };
         let mut ops = Vec::new();
-        for p in f.ancestors.iter().chain(std::iter::once(&f.prim)) {
+        for p in placed_by {
             ops.push(xform_ops(p).map_err(err)?);
         }
         chains.push(ops);
+        skins.push(skin);
     }
-    let mesh_times = |f: &Found, ops: &[XformOps]| -> Vec<f64> {
+    let mesh_times = |f: &Found, ops: &[XformOps], skin: &Option<Skin>| -> Vec<f64> {
         let mut t: Vec<f64> = ops.iter().flat_map(XformOps::times).collect();
+        t.extend(skin.iter().flat_map(Skin::times));
         t.extend(
             f.prim
                 .attribute("points")
@@ -263,12 +322,16 @@ pub fn from_layer(path: &Path, layer: &Layer) -> Result<Imported> {
         );
         t.sort_by(f64::total_cmp);
         t.dedup();
+        if skin.is_some() {
+            t = with_every_frame(&t, &info);
+        }
         t
     };
     let all_times: Vec<Vec<f64>> = found
         .iter()
         .zip(&chains)
-        .map(|(f, c)| mesh_times(f, c))
+        .zip(&skins)
+        .map(|((f, c), s)| mesh_times(f, c, s))
         .collect();
     let t0 = info.start.unwrap_or_else(|| {
         all_times
@@ -279,7 +342,7 @@ pub fn from_layer(path: &Path, layer: &Layer) -> Result<Imported> {
     });
     let mut used = HashSet::new();
     let mut meshes = Vec::with_capacity(found.len());
-    for ((f, ops), times) in found.iter().zip(&chains).zip(&all_times) {
+    for (((f, ops), times), skin) in found.iter().zip(&chains).zip(&all_times).zip(&skins) {
         let object = object_xform(f);
         let blender_name = |p: &Prim, key: &str| {
             p.attribute(key)
@@ -298,25 +361,12 @@ pub fn from_layer(path: &Path, layer: &Layer) -> Result<Imported> {
         aliases.extend(object.map(|x| x.name.clone()));
         aliases.extend(blender_name(f.prim, "userProperties:blender:data_name"));
         aliases.retain(|a| a != &name);
-        if f.prim.attribute("skel:skeleton").is_some()
-            || f.prim.attribute("primvars:skel:jointIndices").is_some()
-        {
-            return Err(Error::input(
-                path,
-                Some(&name),
-                format!(
-                    "prim {} is skinned with UsdSkel, which drape does not evaluate; export \
-                     it with the armature motion baked into the points (Blender: uncheck \
-                     Armatures in the USD export options) or export glTF",
-                    f.path
-                ),
-            ));
-        }
         let reader = MeshReader {
             path,
             info: &info,
             found: f,
             ops,
+            skin: skin.as_ref(),
             name: &name,
         };
         let mut m = reader.read(t0, times)?;
@@ -341,7 +391,31 @@ pub fn from_layer(path: &Path, layer: &Layer) -> Result<Imported> {
         up: info.up,
         fps: fps_authored.then(|| info.fps()),
         frame_range,
+        warnings: Vec::new(),
     })
+}
+
+/// `times` (time codes, sorted) with every whole frame between the first and the last
+/// added: a skinned mesh is evaluated at every frame, since its points do not move
+/// linearly between the joint animation's samples.
+fn with_every_frame(times: &[f64], info: &StageInfo) -> Vec<f64> {
+    let (Some(&first), Some(&last)) = (times.first(), times.last()) else {
+        return times.to_vec();
+    };
+    let per_frame = info.time_codes_per_second / info.fps();
+    let (a, b) = (info.frame_of(first).ceil(), info.frame_of(last).floor());
+    if (b - a).partial_cmp(&1e6) != Some(std::cmp::Ordering::Less) {
+        return times.to_vec();
+    }
+    let mut t = times.to_vec();
+    let mut f = a;
+    while f <= b {
+        t.push(f * per_frame);
+        f += 1.0;
+    }
+    t.sort_by(f64::total_cmp);
+    t.dedup_by(|x, y| (*x - *y).abs() <= 1e-9 * per_frame.max(1.0));
+    t
 }
 
 /// Role given to keyframe meshes (`<garment>_key_<frame>`, docs/reference.md, "Inputs" (b)).
@@ -370,6 +444,9 @@ struct MeshReader<'a> {
     info: &'a StageInfo,
     found: &'a Found<'a>,
     ops: &'a [XformOps<'a>],
+    /// The UsdSkel skin, if the mesh is skinned ([`skel`]): its points are skinned and
+    /// `ops` are the skeleton's.
+    skin: Option<&'a Skin<'a>>,
     name: &'a str,
 }
 
@@ -408,9 +485,14 @@ impl MeshReader<'_> {
         if let Some(i) = v.iter().position(|x| !x.is_finite()) {
             return Err(self.error(format!("point {} is not finite (NaN or infinity)", i / 3)));
         }
-        Ok(v.chunks_exact(3)
+        let points: Vec<Vec3> = v
+            .chunks_exact(3)
             .map(|c| Vec3::new(c[0], c[1], c[2]))
-            .collect())
+            .collect();
+        match self.skin {
+            Some(skin) => skin.apply(&points, t).map_err(|e| self.error(e)),
+            None => Ok(points),
+        }
     }
 
     fn read(&self, t0: f64, times: &[f64]) -> Result<ImportedMesh> {
@@ -418,7 +500,10 @@ impl MeshReader<'_> {
         let positions = self.points_at(t0)?;
         let n = positions.len();
         let topo = mesh::topology(prim, t0, n).map_err(|e| self.error(e))?;
-        let uvs = mesh::uvs_per_corner(prim, t0, &topo, n).map_err(|e| self.error(e))?;
+        let (uvs, uv_problem) = match mesh::uvs_per_corner(prim, t0, &topo, n) {
+            Ok(uvs) => (uvs, None),
+            Err(e) => (None, Some(format!("prim {}: {e}", self.found.path))),
+        };
         let weights =
             |name| mesh::point_weights(prim, name, t0, &topo, n).map_err(|e| self.error(e));
         let pin = weights("primvars:pin")?.unwrap_or_default();
@@ -478,6 +563,7 @@ impl MeshReader<'_> {
             positions,
             triangles: topo.triangles,
             corner_uvs,
+            uv_problem,
             pin,
             key_weight,
             faces,

@@ -73,7 +73,7 @@ def Xform "root" (
 }
 "#;
 
-fn read_text(text: &str) -> Result<Imported> {
+pub(super) fn read_text(text: &str) -> Result<Imported> {
     let layer = parser::parse(text).map_err(|e| unreadable(Path::new("t.usda"), e))?;
     from_layer(Path::new("t.usda"), &layer)
 }
@@ -211,10 +211,13 @@ def Mesh "M"
 }
 
 #[test]
-fn usdskel_meshes_are_refused_with_advice() {
-    let text = "#usda 1.0\ndef SkelRoot \"R\" { def Mesh \"Body\" {\n  rel skel:skeleton = </R/Skel>\n} }\n";
+fn usdskel_meshes_bound_to_no_skeleton_are_errors() {
+    let text = "#usda 1.0\ndef SkelRoot \"R\" { def Mesh \"Body\" {\n  int[] primvars:skel:jointIndices = [0]\n} }\n";
     let e = read_text(text).unwrap_err().to_string();
-    assert!(e.contains("UsdSkel") && e.contains("baked"), "{e}");
+    assert!(
+        e.contains("bound to no Skeleton") && e.contains("/R/Body"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -253,7 +256,9 @@ fn broken_meshes_are_input_errors_naming_the_prim() {
         ("int[] faceVertexCounts = [3]\nint[] faceVertexIndices = [0, 1, 2]\npoint3f[] points = [(0,0,0),(1,0,0),(0,1,\"x\")]", "not numeric"),
     ];
     for (body, want) in cases {
-        let e = read_text(&mesh(body)).unwrap_err();
+        let e = read_text(&mesh(body))
+            .and_then(|i| i.select(&["Obj".to_string()], &[], true))
+            .unwrap_err();
         let msg = e.to_string();
         assert_eq!(e.exit_code(), 2);
         assert!(

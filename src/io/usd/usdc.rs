@@ -13,7 +13,10 @@
 //! Values map to the text model: numbers (and halves) to `Num`, vectors and quaternions
 //! (w, x, y, z) to `Tuple`, matrices to a `Tuple` of row `Tuple`s, arrays to `List`,
 //! strings and tokens to `Str`, booleans to `true`/`false`, a value block to `None`.
-//! Fields with no counterpart in the text subset (list ops, payloads...) are dropped.
+//! Fields with no counterpart in the text subset (list ops, payloads...) are dropped,
+//! except that a prim's composition arcs (`references`, `payload`, `inherits`,
+//! `specializes`, `variantSetNames`) leave an empty list under the text spelling of their
+//! key, so [`compose::has_arcs`](super::compose::has_arcs) sends the file to composition.
 //!
 //! `openusd` reports malformed files as errors; a panic inside it on a hostile file is
 //! caught and becomes an input error too.
@@ -37,6 +40,15 @@ const PRIM_STRUCTURE: &[&str] = &[
     "propertyChildren",
     "properties",
 ];
+/// Prim fields holding composition arcs, with their `.usda` metadata key.
+const ARC_FIELDS: &[(&str, &str)] = &[
+    ("references", "references"),
+    ("payload", "payload"),
+    ("inheritPaths", "inherits"),
+    ("specializes", "specializes"),
+    ("variantSetNames", "variantSets"),
+];
+
 /// Attribute fields that are structure, not metadata.
 const ATTR_STRUCTURE: &[&str] = &[
     "typeName",
@@ -165,11 +177,17 @@ fn prim(
             kids.push(c);
         }
     }
+    let mut metadata = fields(data, path, PRIM_STRUCTURE)?;
+    for (field_name, key) in ARC_FIELDS {
+        if field(data, path, field_name)?.is_some() && !metadata.iter().any(|(k, _)| k == key) {
+            metadata.push((key.to_string(), Value::List(Vec::new())));
+        }
+    }
     Ok(Some(Prim {
         specifier,
         type_name,
         name: name.to_string(),
-        metadata: fields(data, path, PRIM_STRUCTURE)?,
+        metadata,
         attributes,
         children: kids,
         line: 0,
@@ -240,7 +258,7 @@ fn tuple_slice(row: &[f64]) -> Value {
 }
 
 /// The text-model value of a crate value (see the module doc); `None` if it has none.
-fn convert(v: &sdf::Value) -> Option<Value> {
+pub(super) fn convert(v: &sdf::Value) -> Option<Value> {
     use sdf::Value as S;
     let bool_ident = |b: bool| Value::Ident(if b { "true" } else { "false" }.to_string());
     Some(match v {

@@ -58,7 +58,7 @@ pub fn sample_times(attr: &Attribute) -> Vec<f64> {
 pub enum Blend {
     /// Component-wise linear.
     Linear,
-    /// Quaternion (w, x, y, z) slerp.
+    /// Quaternion (w, x, y, z) slerp, each quaternion of an array on its own.
     Slerp,
 }
 
@@ -116,11 +116,15 @@ pub fn numbers_at(attr: &Attribute, t: f64, blend: Blend) -> Result<Option<Vec<f
         return Ok(Some(a));
     }
     let s = (t - t0) / (t1 - t0);
-    if blend == Blend::Slerp && a.len() == 4 {
+    if blend == Blend::Slerp && a.len() % 4 == 0 {
         let q =
             |v: &[f64]| UnitQuaternion::from_quaternion(Quaternion::new(v[0], v[1], v[2], v[3]));
-        let r = q(&a).slerp(&q(&b), s);
-        return Ok(Some(vec![r.w, r.i, r.j, r.k]));
+        let mut out = Vec::with_capacity(a.len());
+        for (qa, qb) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
+            let r = q(qa).slerp(&q(qb), s);
+            out.extend([r.w, r.i, r.j, r.k]);
+        }
+        return Ok(Some(out));
     }
     Ok(Some(
         a.iter().zip(&b).map(|(x, y)| x + (y - x) * s).collect(),
