@@ -21,7 +21,16 @@ pub fn run(args: &InspectArgs) -> Result<()> {
     let opts = args.input.read_options(None)?;
     let (mut scene, notes) = crate::io::inspect_scene(&args.scene, &opts)?;
     scene.scale_lengths(args.scale);
-    for w in scene.size_warnings(args.scale) {
+    let mut warnings = scene.size_warnings(args.scale);
+    if scene.garments.is_empty() && scene.bodies.is_empty() {
+        warnings.push(format!(
+            "{}: no mesh drape can read (the file holds no active, defined mesh: only \
+             materials, cameras, lights or empty prims), so nothing to simulate or collide \
+             with",
+            args.scene.display()
+        ));
+    }
+    for w in warnings {
         // A warning that cannot be written (a full or closed stderr) is dropped.
         let _ = writeln!(std::io::stderr(), "warning: {w}");
     }

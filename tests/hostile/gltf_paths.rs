@@ -62,6 +62,19 @@ fn an_image_uri_outside_the_folder_is_refused_and_named() {
     );
 }
 
+#[test]
+fn an_image_with_neither_uri_nor_view_is_no_panic() {
+    // The glTF Validator's `image/empty_object.gltf` case: drape reads no images, so the
+    // geometry still reads.
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc = Doc::grid();
+    doc.json["images"] = json!([{}, {"bufferView": 0}]);
+    let path = doc.write(dir.path(), "img.gltf", None);
+    let (rc, err) = inspect(&path, &[]);
+    assert!(rc == 0 || rc == 2, "exit {rc}: {err}");
+    assert!(!err.contains("internal error"), "{err}");
+}
+
 /// Runs `drape inspect path`, killing it if it has not ended within 30 s.
 #[cfg(unix)]
 fn inspect_bounded(path: &Path) -> (i32, String) {

@@ -328,13 +328,11 @@ fn raw_json(bytes: &[u8]) -> std::result::Result<serde_json::Value, String> {
 
 /// Image URIs obey the same rule as buffers ([`uri`]), although drape reads no images.
 fn check_image_uris(doc: &gltf::Document, folders: &Folders, path: &Path) -> Result<()> {
-    for image in doc.images() {
-        if let gltf::image::Source::Uri { uri, .. } = image.source() {
-            if !uri.starts_with("data:") {
-                folders.resolve(uri).map_err(|why| {
-                    Error::input(path, Some(&format!("image {}", image.index())), why)
-                })?;
-            }
+    // From the JSON: `Image::source` panics on an image with neither a URI nor a view.
+    for (k, image) in doc.as_json().images.iter().enumerate() {
+        if let Some(uri) = image.uri.as_deref().filter(|u| !u.starts_with("data:")) {
+            (folders.resolve(uri))
+                .map_err(|why| Error::input(path, Some(&format!("image {k}")), why))?;
         }
     }
     Ok(())

@@ -216,13 +216,6 @@ pub fn read_with(path: &Path, options: &compose::Options) -> Result<Imported> {
     })?;
     let mut imported = from_layer(path, &c.layer)?;
     imported.warnings.splice(0..0, c.warnings);
-    if imported.meshes.is_empty() {
-        imported.warnings.push(
-            "the composed stage has no active, defined Mesh prim (nothing to read as a garment \
-             or body)"
-                .to_string(),
-        );
-    }
     Ok(imported)
 }
 
