@@ -11,7 +11,7 @@ use std::path::PathBuf;
     about,
     long_about = None,
     after_help = "Exit codes: 0 success, 2 bad input or usage (the message names the file, the \
-                  object and the fix), 3 simulation failed (partial cache kept), 130 \
+                  object and the fix), 3 simulation failed or the disk filled (partial cache kept), 130 \
                   interrupted by SIGINT/SIGTERM (partial cache kept), 1 internal error.\n\
                   Run `drape <COMMAND> --help` for every flag and its default."
 )]

@@ -42,25 +42,17 @@ fn an_earlier_partial_cache_is_kept_unless_force() {
         let out = dir.path().join(format!("kept.{ext}"));
         let p = partial(&out);
         std::fs::write(&p, b"frames of an interrupted bake").unwrap();
-        let o = drape(&["simulate", s(&scene), "--frames", "1..3", "-o", s(&out)]);
+        let o = bake_three(&scene, &out, &[]);
         assert_eq!(code(&o), 2, "{ext}: {}", stderr(&o));
         assert!(stderr(&o).contains("--force"), "{ext}: {}", stderr(&o));
         assert_eq!(std::fs::read(&p).unwrap(), b"frames of an interrupted bake");
-        let o = drape(&[
-            "simulate",
-            s(&scene),
-            "--frames",
-            "1..3",
-            "-o",
-            s(&out),
-            "--force",
-        ]);
+        let o = bake_three(&scene, &out, &["--force"]);
         assert_eq!(code(&o), 0, "{ext}: {}", stderr(&o));
         assert!(out.exists() && !p.exists(), "{ext}");
     }
     let seq = dir.path().join("kept.$F4.geo");
     std::fs::write(partial(&seq), b"").unwrap();
-    let o = drape(&["simulate", s(&scene), "--frames", "1..3", "-o", s(&seq)]);
+    let o = bake_three(&scene, &seq, &[]);
     assert_eq!(code(&o), 2, "{}", stderr(&o));
 }
 
@@ -75,22 +67,14 @@ fn a_symbolic_link_at_the_partial_path_is_never_written_through() {
         let p = partial(&out);
         let _ = std::fs::remove_file(&p);
         std::os::unix::fs::symlink(&target, &p).unwrap();
-        let o = drape(&["simulate", s(&scene), "--frames", "1..3", "-o", s(&out)]);
+        let o = bake_three(&scene, &out, &[]);
         assert_eq!(code(&o), 2, "{ext}: {}", stderr(&o));
         assert!(
             stderr(&o).contains("symbolic link"),
             "{ext}: {}",
             stderr(&o)
         );
-        let o = drape(&[
-            "simulate",
-            s(&scene),
-            "--frames",
-            "1..3",
-            "-o",
-            s(&out),
-            "--force",
-        ]);
+        let o = bake_three(&scene, &out, &["--force"]);
         assert_eq!(code(&o), 0, "{ext}: {}", stderr(&o));
         assert_eq!(std::fs::read(&target).unwrap(), b"keep me", "{ext}");
         assert!(

@@ -2,6 +2,7 @@
 //! cache, or its `{garment}` cache, beside the scene under a sanitised name; a scene
 //! file's `out` stays inside the scene's folder; `-o ''` is an error.
 use crate::common::*;
+use crate::support::*;
 use std::path::Path;
 
 /// `sheet_small.gltf` with its garment renamed `name`, written to `dir/scene/sheet.gltf`.
@@ -43,26 +44,10 @@ fn object_names_never_leave_the_folder_they_are_written_to() {
     ] {
         let dir = tempfile::tempdir().unwrap();
         let scene = renamed_sheet(dir.path(), name);
-        let o = drape(&[
-            "simulate",
-            s(&scene),
-            "--frames",
-            "1..2",
-            "--progress",
-            "none",
-        ]);
+        let o = simulate(&scene, "1..2", &[]);
         assert_eq!(code(&o), 0, "{name}: {}", stderr(&o));
         let pattern = dir.path().join("a/b/scene/{garment}.mdd");
-        let o = drape(&[
-            "simulate",
-            s(&scene),
-            "--frames",
-            "1..2",
-            "--progress",
-            "none",
-            "-o",
-            s(&pattern),
-        ]);
+        let o = simulate(&scene, "1..2", &["-o", s(&pattern)]);
         assert_eq!(code(&o), 0, "{name}: {}", stderr(&o));
         let mdd = file.replace(".pc2", ".mdd");
         let want = vec![

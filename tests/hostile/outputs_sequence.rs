@@ -2,6 +2,7 @@
 //! sequence's frames it does not write again, and only those; without `--force` any
 //! frame of an existing sequence stops the bake.
 use crate::common::*;
+use crate::support::*;
 
 #[test]
 fn a_forced_rebake_over_a_shorter_range_removes_only_the_old_frames_it_does_not_write() {
@@ -9,32 +10,14 @@ fn a_forced_rebake_over_a_shorter_range_removes_only_the_old_frames_it_does_not_
     let d = dir.path();
     let scene = fixture("sheet_small.gltf");
     let out = d.join("s.$F4.geo");
-    let o = drape(&[
-        "simulate",
-        s(&scene),
-        "--frames",
-        "1..6",
-        "-o",
-        s(&out),
-        "--progress",
-        "none",
-    ]);
+    let o = simulate(&scene, "1..6", &["-o", s(&out)]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     // Files that look alike but are not frames of this pattern stay.
     let bystanders = ["s.7.geo", "s.0005.geo.bak", "t.0005.geo", "s.00005.geo"];
     for b in bystanders {
         std::fs::write(d.join(b), b"mine").unwrap();
     }
-    let o = drape(&[
-        "simulate",
-        s(&scene),
-        "--frames",
-        "2..3",
-        "-o",
-        s(&out),
-        "--progress",
-        "none",
-    ]);
+    let o = simulate(&scene, "2..3", &["-o", s(&out)]);
     assert_eq!(
         code(&o),
         2,
@@ -42,17 +25,7 @@ fn a_forced_rebake_over_a_shorter_range_removes_only_the_old_frames_it_does_not_
         stderr(&o)
     );
     assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
-    let o = drape(&[
-        "simulate",
-        s(&scene),
-        "--frames",
-        "2..3",
-        "-o",
-        s(&out),
-        "--progress",
-        "none",
-        "--force",
-    ]);
+    let o = simulate(&scene, "2..3", &["-o", s(&out), "--force"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let mut names: Vec<String> = std::fs::read_dir(d)
         .unwrap()

@@ -23,6 +23,27 @@ pub fn spawn_bake(scene: &Path, frames: &str, out: &Path, extra: &[&str]) -> Chi
         .expect("drape runs")
 }
 
+/// `drape simulate scene --frames frames --progress none extra...`, run to its end.
+pub fn simulate(scene: &Path, frames: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "simulate",
+        s(scene),
+        "--frames",
+        frames,
+        "--progress",
+        "none",
+    ];
+    args.extend(extra);
+    drape(&args)
+}
+
+/// `drape simulate scene --frames 1..3 -o out extra...`, run to its end.
+pub fn bake_three(scene: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["-o", s(out)];
+    args.extend(extra);
+    simulate(scene, "1..3", &args)
+}
+
 /// Reads `child`'s JSON progress until `frames` frame events have come; returns the
 /// stderr reader to keep the pipe open.
 pub fn wait_frames(child: &mut Child, frames: usize) -> BufReader<std::process::ChildStderr> {

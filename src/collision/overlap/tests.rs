@@ -167,3 +167,33 @@ fn merged(a: &BodyState, b: &BodyState) -> BodyState {
     triangles.extend(b.triangles.iter().map(|t| t.map(|i| i + n)));
     still_body("Merged", triangles, positions)
 }
+
+#[test]
+fn a_particle_let_through_later_makes_no_contact_is_eased_out_and_released() {
+    // Particle 1 is outside a 10 cm cube at first; let through it (as when the cube kept
+    // catching it), then carried 2 cm inside: it is eased out along +x, the face it is
+    // nearest, and released once outside again. Admitting it twice changes nothing.
+    let body = cube(0.1);
+    let x = vec![Vec3::new(0.5, 0.0, 0.0), Vec3::new(0.12, 0.0, 0.0)];
+    let mut o = Overlaps::find(std::slice::from_ref(&body), &x, &[false, false]);
+    assert!(o.is_empty() && o.body_of(1).is_none());
+    assert!(o.admit(1, 0, x.len()));
+    assert!(!o.admit(1, 0, x.len()));
+    assert_eq!(
+        (o.particles(), o.body_of(1), o.body_of(0)),
+        (vec![1], Some(0), None)
+    );
+    let inside = vec![x[0], Vec3::new(0.08, 0.0, 0.0)];
+    let mut y = vec![Vec3::zeros(); 2];
+    o.ease(std::slice::from_ref(&body), &inside, &[], 1.0, &mut y);
+    // Out the near face x = 0.1 (2 cm, along a probe tilted a few degrees off +x) plus
+    // the thickness, not through the far face 18 cm away.
+    let t = body.thickness;
+    assert!(y[1].normalize().x > 0.99, "{:?}", y[1]);
+    assert!(y[1].x > 0.0199 + t && y[1].norm() < 0.021 + t, "{:?}", y[1]);
+    assert_eq!(y[0], Vec3::zeros());
+    o.release(std::slice::from_ref(&body), &inside);
+    assert_eq!(o.body_of(1), Some(0), "still inside: kept");
+    o.release(std::slice::from_ref(&body), &x);
+    assert!(o.is_empty() && o.body_of(1).is_none(), "outside: released");
+}
