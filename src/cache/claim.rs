@@ -10,7 +10,7 @@
 //! through).
 use crate::error::{Error, Result};
 use std::fs::{File, OpenOptions};
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
@@ -77,16 +77,48 @@ pub fn refusal(path: &Path, found: Found, force: bool) -> Option<Error> {
     Some(Error::input(path, None, message))
 }
 
-/// Creates (or, with `force`, takes over) `path` for reading and writing, empty and
-/// locked by this process; refuses as [`refusal`] says.
-pub fn claim(path: &Path, force: bool) -> Result<File> {
+/// Creates (or, with `force`, takes over) `path` for reading and writing, holding
+/// `contents` and locked by this process; refuses as [`refusal`] says.
+///
+/// `path` never exists without `contents` (a SIGKILL at any instant leaves either nothing
+/// there, the earlier file, or `contents` complete): they are written to a file of this
+/// process's own, `<path>.<pid>.new`, locked there, and that file is then linked in as
+/// `path` (`link` fails if `path` exists) or, replacing a stale file under `force`,
+/// renamed over it. A kill between the two steps can leave only that `.new` file.
+pub fn claim(path: &Path, force: bool, contents: &[u8]) -> Result<File> {
+    let io = |p: &Path, e: std::io::Error| Error::Output {
+        path: p.to_path_buf(),
+        source: e,
+    };
+    let mut new = path.as_os_str().to_owned();
+    new.push(format!(".{}.new", std::process::id()));
+    let new = std::path::PathBuf::from(new);
+    let _ = std::fs::remove_file(&new);
+    let prepared = create_new(&new).and_then(|mut f| f.write_all(contents).map(|()| f));
+    let file = match prepared {
+        Ok(f) => lock(path, f).inspect_err(|_| {
+            let _ = std::fs::remove_file(&new);
+        })?,
+        Err(e) => {
+            let _ = std::fs::remove_file(&new);
+            return Err(io(path, e));
+        }
+    };
+    let result = put_in_place(path, &new, force);
+    let _ = std::fs::remove_file(&new);
+    result.map(|()| file)
+}
+
+/// Moves the prepared file `new` to `path`: a link if nothing is there, a rename over a
+/// stale file (or a symbolic link) with `force`; refuses as [`refusal`] says.
+fn put_in_place(path: &Path, new: &Path, force: bool) -> Result<()> {
     let io = |e: std::io::Error| Error::Output {
         path: path.to_path_buf(),
         source: e,
     };
     for _ in 0..2 {
-        match create_new(path) {
-            Ok(file) => return lock(path, file),
+        match std::fs::hard_link(new, path) {
+            Ok(()) => return Ok(()),
             Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
             Err(e) => return Err(io(e)),
         }
@@ -98,10 +130,16 @@ pub fn claim(path: &Path, force: bool) -> Result<File> {
             std::fs::remove_file(path).map_err(io)?;
             continue;
         }
-        let file = open_existing(path).map_err(io)?;
-        let file = lock(path, file)?;
-        file.set_len(0).map_err(io)?;
-        return Ok(file);
+        // Hold the earlier file's lock across the rename, so that no other bake takes it
+        // over meanwhile.
+        let old = match open_existing(path) {
+            Ok(old) => Some(lock(path, old)?),
+            Err(e) if e.kind() == ErrorKind::NotFound => None,
+            Err(e) => return Err(io(e)),
+        };
+        std::fs::rename(new, path).map_err(io)?;
+        drop(old);
+        return Ok(());
     }
     Err(Error::input(
         path,
@@ -167,23 +205,45 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("c.pc2.partial");
         assert_eq!(inspect(&p), Found::Nothing);
-        drop(claim(&p, false).unwrap());
+        drop(claim(&p, false, b"").unwrap());
         std::fs::write(&p, b"frames").unwrap();
         assert_eq!(inspect(&p), Found::Stale);
-        let e = claim(&p, false).unwrap_err().to_string();
+        let e = claim(&p, false, b"").unwrap_err().to_string();
         assert!(e.contains("--force"), "{e}");
         assert_eq!(std::fs::read(&p).unwrap(), b"frames", "not truncated");
-        drop(claim(&p, true).unwrap());
-        assert_eq!(std::fs::read(&p).unwrap(), b"");
+        drop(claim(&p, true, b"head").unwrap());
+        assert_eq!(std::fs::read(&p).unwrap(), b"head");
 
         let target = dir.path().join("precious");
         std::fs::write(&target, b"keep").unwrap();
         std::fs::remove_file(&p).unwrap();
         std::os::unix::fs::symlink(&target, &p).unwrap();
         assert_eq!(inspect(&p), Found::Link);
-        assert!(claim(&p, false).is_err());
-        drop(claim(&p, true).unwrap());
+        assert!(claim(&p, false, b"").is_err());
+        drop(claim(&p, true, b"").unwrap());
         assert_eq!(std::fs::read(&target).unwrap(), b"keep");
         assert!(!std::fs::symlink_metadata(&p).unwrap().is_symlink());
+    }
+
+    #[test]
+    fn a_claimed_file_holds_its_contents_and_no_helper_file_is_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.pc2.partial");
+        let held = claim(&p, false, b"POINTCACHE2").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"POINTCACHE2");
+        let names = |d: &Path| {
+            let mut v: Vec<_> = std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(names(dir.path()), ["c.pc2.partial"]);
+        drop(held);
+        std::fs::write(&p, b"old frames").unwrap();
+        drop(claim(&p, true, b"new header").unwrap());
+        assert_eq!(std::fs::read(&p).unwrap(), b"new header");
+        assert_eq!(names(dir.path()), ["c.pc2.partial"]);
     }
 }

@@ -66,8 +66,7 @@ impl PartialFile {
     /// frames.
     pub fn create(out: &Path, header: &[u8], force: bool) -> Result<Self> {
         let path = partial_path(out);
-        let mut file = claim::claim(&path, force)?;
-        file.write_all(header).map_err(write_error(&path))?;
+        let file = claim::claim(&path, force, header)?;
         Ok(PartialFile {
             out: out.to_path_buf(),
             path,
@@ -180,7 +179,7 @@ impl PartialSequence {
         Ok(PartialSequence {
             pattern: FramePattern::parse(out)?,
             out: out.to_path_buf(),
-            claim: claim::claim(&path, force)?,
+            claim: claim::claim(&path, force, b"")?,
             path,
             force,
             written: Vec::new(),
