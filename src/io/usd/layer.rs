@@ -18,6 +18,9 @@ pub enum Value {
     Tuple(Vec<Value>),
     /// `[ ... ]`: an array.
     List(Vec<Value>),
+    /// `[ ... ]` of numbers or of number tuples of one width, the tuples flattened
+    /// (points, normals, UVs, indices: compact, 8 bytes a number).
+    Numbers(Vec<f64>),
     /// `{ type key = value ... }`: a dictionary (types dropped).
     Dict(Vec<(String, Value)>),
 }

@@ -379,6 +379,16 @@ impl Parser {
 
     /// Any value: number, string, word, path, asset, tuple, list or dictionary.
     fn value(&mut self) -> PResult<Value> {
+        if let Some(Token {
+            kind: Tok::Numbers(x),
+            ..
+        }) = self.toks.get_mut(self.pos)
+        {
+            // Moved out, not copied: a large array is held once.
+            let x = std::mem::take(x);
+            self.pos += 1;
+            return Ok(Value::Numbers(x));
+        }
         let tok = self.next()?;
         Ok(match tok {
             Tok::Num(x) => Value::Num(x),
@@ -511,5 +521,6 @@ fn describe(t: Option<&Tok>) -> String {
         Some(Tok::Path(p)) => format!("the path <{p}>"),
         Some(Tok::Asset(a)) => format!("the asset @{a}@"),
         Some(Tok::Punct(c)) => format!("'{c}'"),
+        Some(Tok::Numbers(x)) => format!("an array of {} numbers", x.len()),
     }
 }

@@ -25,6 +25,10 @@ use nalgebra::{Matrix4, Quaternion, Rotation3, UnitQuaternion, Vector3};
 pub fn flatten(v: &Value, out: &mut Vec<f64>) -> bool {
     match v {
         Value::Tuple(items) | Value::List(items) => items.iter().all(|x| flatten(x, out)),
+        Value::Numbers(x) => {
+            out.extend_from_slice(x);
+            true
+        }
         other => match other.as_f64() {
             Some(x) => {
                 out.push(x);
