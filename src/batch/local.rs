@@ -11,8 +11,8 @@
 //!                 stop requested? → SIGTERM to every running shot (each stops within a
 //!                   second and keeps its partial cache), start no other
 //! ```
-//! On Linux each child also gets SIGTERM if the batch process dies, so that no bake runs
-//! on unwatched.
+//! Each child runs in its own process group (a terminal's Ctrl-C reaches the batch, which
+//! passes it on once) and, on Linux, gets SIGTERM if the batch process dies.
 use super::manifest::{Manifest, Shot};
 use super::plan::{continue_flags, create_output_dirs, finished, simulate_args, Layout};
 use crate::error::{Error, Result};
@@ -284,9 +284,13 @@ fn terminate(child: &Child) {
     let _ = child;
 }
 
-/// On Linux, makes the child receive SIGTERM when the batch process dies (a second
-/// Ctrl-C, a SIGKILL), so that it stops as after a first interrupt.
+/// Puts the child in its own process group, so that a Ctrl-C on the terminal reaches the
+/// batch alone, which passes one SIGTERM on (two signals would stop a bake at once rather
+/// than at its next frame), and, on Linux, makes it receive SIGTERM when the batch process
+/// dies (a second Ctrl-C, a SIGKILL), so that no bake runs on unwatched.
 fn stop_with_parent(cmd: &mut Command) {
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(cmd, 0);
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::process::CommandExt;
