@@ -3,7 +3,9 @@
 # since the physics tests simulate thousands of particles), then the Python tests that read
 # every cache with the programs that consume them (Blender's bpy, Pixar's USD): all of them
 # with Blender 4.5 LTS (.venv/), then the Blender ones (tests/python/test_blender_*.py) again
-# with Blender 5.x (.venv-bpy5/); scripts/python-deps.sh makes both venvs.
+# with Blender 5.x (.venv-bpy5/); scripts/python-deps.sh makes both venvs. Last, a batch of
+# shots through a real single-node Slurm (scripts/slurm-test.sh installs Debian's slurm-wlm
+# and munge if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --check
@@ -21,3 +23,4 @@ export DRAPE_DUMP_GLTF="$PWD/target/release/examples/dump_gltf_animation"
 scripts/build-blender-extension.sh target/blender-extension
 "$PYTHON" -m pytest tests/python -q
 "$PYTHON5" -m pytest tests/python/test_blender_*.py -q
+scripts/slurm-test.sh "$DRAPE_BIN"

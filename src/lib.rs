@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod bake;
+pub mod batch;
 #[cfg(feature = "dev")]
 pub mod bench;
 #[cfg(not(feature = "dev"))]

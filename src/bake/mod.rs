@@ -36,6 +36,7 @@ mod tests;
 pub use crate::stop::Stop;
 pub use events::{sum, Failure, Frame, Observer, Outputs, Start};
 pub use outputs::file_name;
+pub(crate) use outputs::lexical;
 pub use prepare::{
     in_range, BakeSettings, CACHE_BUDGET, DEFAULT_FPS, DEFAULT_FRAMES, FPS_RANGE, MAX_FRAMES,
     MAX_STEP_RANGE,

@@ -44,7 +44,7 @@ pub fn file_name(name: &str) -> String {
 
 /// `path` with `.` dropped and `..` applied to the components before it (no file system
 /// access); a `..` with nothing before it to remove is kept.
-fn lexical(path: &Path) -> PathBuf {
+pub(crate) fn lexical(path: &Path) -> PathBuf {
     let mut out: Vec<Component> = Vec::new();
     for c in path.components() {
         match c {

@@ -33,6 +33,9 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Run the standard benchmark scenes (or the given scenes) and print per-frame times.
     Bench(BenchArgs),
+    /// Bake the shots of a manifest N at a time, or write them as a render-farm job
+    /// (Open Job Description, Slurm, OpenCue).
+    Batch(BatchArgs),
 }
 
 /// How progress is shown.
@@ -280,4 +283,34 @@ pub struct BenchArgs {
     /// Worker threads. Default: every processor this process may use; more are capped.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+}
+
+/// `drape batch`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit codes: 0 every shot finished; 130 the batch was stopped \
+    (SIGINT/SIGTERM: running shots stop within a second and keep their partial caches); \
+    otherwise the most severe code of a failed shot: 1 (internal error, or a shot killed \
+    by a signal), then 3 (simulation failed), then 2 (bad input), then 130."
+)]
+pub struct BatchArgs {
+    /// The batch manifest: {"shots": [{"name", "scene", "out", "frames", "options"}]},
+    /// paths relative to it (docs/reference.md, "Batch manifest").
+    pub manifest: PathBuf,
+    /// Shots baked at once; each gets max(1, processors / N) worker threads.
+    #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "emit")]
+    pub jobs: usize,
+    /// Write the job for a scheduler into DIR instead of baking: `openjd` (an Open Job
+    /// Description template), `slurm` (a job array script) or `opencue` (a pyoutline
+    /// submission script); one task per shot, each continuing an interrupted bake.
+    #[arg(long, num_args = 2, value_names = ["ENGINE", "DIR"])]
+    pub emit: Option<Vec<String>>,
+    /// Bake every shot again from its first frame. Default: shots whose cache exists are
+    /// reported as done and not run; unfinished ones continue.
+    #[arg(long, conflicts_with = "emit")]
+    pub force: bool,
+    /// Where the JSON summary goes. Default: `<manifest stem>.summary.json` beside the
+    /// manifest (the shots' logs and reports go to `<manifest stem>.logs/`).
+    #[arg(long, value_name = "FILE", conflicts_with = "emit")]
+    pub summary: Option<PathBuf>,
 }

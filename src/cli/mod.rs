@@ -1,6 +1,7 @@
 //! The command-line layer: flags, checked settings, progress and the commands. It may use
 //! every library module; nothing in the library uses it.
 pub mod args;
+pub mod batch;
 pub mod bench;
 pub mod control;
 pub mod inspect;
@@ -23,6 +24,7 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::Control(a) => with_threads(a.sim.threads, json, || control::run(a)),
         Command::Inspect(a) => inspect::run(a),
         Command::Bench(a) => with_threads(a.threads, json, || bench::run(a)),
+        Command::Batch(a) => batch::run(a),
     }
 }
 
