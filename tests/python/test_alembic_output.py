@@ -123,3 +123,21 @@ def test_a_bake_killed_mid_frame_leaves_an_archive_blender_imports(drape, fixtur
     for f in range(1, k + 1):
         d = max_diff(evaluated(ob, f)[0], [blender_axes(p) for p in pc2[f - 1]])
         assert d <= TOL, f"partial frame {f}: Blender differs from the PC2 by {d}"
+
+
+def test_a_full_disk_leaves_the_partial_archive_of_the_finished_frames(drape, fixture, tmp_path):
+    """`ulimit -f` (with SIGXFSZ ignored) makes a write fail mid-bake as a full disk does:
+    exit 3, and the partial archive, cut back to its last finished frame, imports."""
+    out = tmp_path / "full.abc"
+    script = (f"trap '' XFSZ; ulimit -f 100; exec '{drape.binary}' simulate "
+              f"'{fixture('sheet_small.gltf')}' --frames 1..60 -o '{out}' --progress none")
+    r = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+    assert r.returncode == 3, r.stderr
+    assert "keeps frames 1.." in r.stderr
+    partial = tmp_path / "copy.abc"
+    shutil.copy(tmp_path / "full.abc.partial", partial)
+    assert partial.stat().st_size <= 100 * 1024
+    import_abc(partial)
+    k = bpy.context.scene.frame_end
+    assert 1 <= k < 60
+    assert f"keeps frames 1..{k}" in r.stderr

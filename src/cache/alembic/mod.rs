@@ -50,7 +50,7 @@
 pub mod ogawa;
 pub mod schema;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use super::partial::{Partial, PartialFile};
 use super::{CacheMeta, CacheWriter};
@@ -59,8 +59,8 @@ use crate::format::text::{check_finite, to_f32};
 use crate::scene::UpAxis;
 use crate::Vec3;
 use ogawa::{murmur3_x64_128, slot, Block, EMPTY_DATA, EMPTY_GROUP, FROZEN, HEADER_LEN, ROOT_AT};
-use schema::{metadata, write_object_header, write_time_sampling, Kind, MetaIndex, Pod};
 use schema::PropertyHeader;
+use schema::{metadata, write_object_header, write_time_sampling, Kind, MetaIndex, Pod};
 use std::path::{Path, PathBuf};
 
 /// The Alembic library version whose file layout is written (1.8.12, as XXYYZZ).
@@ -200,7 +200,10 @@ impl AlembicWriter {
         headers.extend_from_slice(&top_headers);
         let xform_digest = murmur3_x64_128(&headers);
 
-        let geom_md = metadata(&[("schema", md::MESH_SCHEMA), ("schemaBaseType", md::GEOM_BASE)]);
+        let geom_md = metadata(&[
+            ("schema", md::MESH_SCHEMA),
+            ("schemaBaseType", md::GEOM_BASE),
+        ]);
         let mut shape_headers = Vec::new();
         PropertyHeader::compound(".geom", geom_md).write(&mut shape_headers, &mut index);
         let shape_props_headers = block.data(&[&shape_headers]);
@@ -291,107 +294,113 @@ impl AlembicWriter {
 /// Appends the groups and headers that depend on the sample count (the tracks' keys) to
 /// `block`; returns the new root group.
 fn tree(f: &Fixed, tracks: &[Track; 3], block: &mut Block) -> u64 {
-        let frames = tracks[0].keys.len() as u32;
-        let mut index = f.index.clone();
-        let animated = |name: &str, kind, pod, extent, md: String| PropertyHeader {
-            name: name.into(),
-            kind,
-            pod,
-            extent,
-            metadata: md,
-            time_sampling: FRAMES,
-            samples: frames,
-            animated: true,
-            scalar_like: false,
-        };
-        let constant = |name: &str, pod, extent, md: String| PropertyHeader {
-            animated: false,
-            ..animated(name, Kind::Array, pod, extent, md)
-        };
-        let vector = |i: &str| metadata(&[("geoScope", "vtx"), ("interpretation", i)]);
-        let mut geom = vec![
-            animated("P", Kind::Array, Pod::F32, 3, vector("point")),
-            animated(".selfBnds", Kind::Scalar, Pod::F64, 6, metadata(&[("interpretation", "box")])),
-            constant(".faceIndices", Pod::I32, 1, String::new()),
-            constant(".faceCounts", Pod::I32, 1, String::new()),
-            animated(".velocities", Kind::Array, Pod::F32, 3, vector("vector")),
-        ];
-        let mut children = vec![
-            tracks[0].group,
-            tracks[2].group,
-            f.face_indices,
-            f.face_counts,
-            tracks[1].group,
-        ];
-        if let Some([vals, indices]) = f.uv {
-            let uv_md = metadata(&[
-                ("arrayExtent", "1"),
-                ("geoScope", "fvr"),
-                ("interpretation", "vector"),
-                ("isGeomParam", "true"),
-                ("podExtent", "2"),
-                ("podName", "float32_t"),
-            ]);
-            let mut headers = Vec::new();
-            constant(".vals", Pod::F32, 2, uv_md.clone()).write(&mut headers, &mut index);
-            constant(".indices", Pod::U32, 1, String::new()).write(&mut headers, &mut index);
-            let headers = block.data(&[&headers]);
-            children.push(block.group(&[vals, indices, headers]));
-            geom.push(PropertyHeader::compound("uv", uv_md));
-        }
-        let mut headers = Vec::new();
-        for h in &geom {
-            h.write(&mut headers, &mut index);
-        }
-        children.push(block.data(&[&headers]));
-        let geom = block.group(&children);
-        let shape_props = block.group(&[geom, f.shape_props_headers]);
-        for t in tracks {
-            for k in &t.keys {
-                headers.extend_from_slice(k);
-            }
-        }
-        // Object headers end with two digests: of the object's properties and of its
-        // children (zero without children).
-        let shape_digest = murmur3_x64_128(&headers);
-        let shape_headers = block.data(&[&shape_digest, &[0; 16]]);
-        let shape = block.group(&[shape_props, shape_headers]);
-        let mut headers = Vec::new();
-        let shape_md = metadata(&[
-            ("schema", md::MESH_SCHEMA),
-            ("schemaBaseType", md::GEOM_BASE),
-            ("schemaObjTitle", &format!("{}:.geom", md::MESH_SCHEMA)),
+    let frames = tracks[0].keys.len() as u32;
+    let mut index = f.index.clone();
+    let animated = |name: &str, kind, pod, extent, md: String| PropertyHeader {
+        name: name.into(),
+        kind,
+        pod,
+        extent,
+        metadata: md,
+        time_sampling: FRAMES,
+        samples: frames,
+        animated: true,
+        scalar_like: false,
+    };
+    let constant = |name: &str, pod, extent, md: String| PropertyHeader {
+        animated: false,
+        ..animated(name, Kind::Array, pod, extent, md)
+    };
+    let vector = |i: &str| metadata(&[("geoScope", "vtx"), ("interpretation", i)]);
+    let mut geom = vec![
+        animated("P", Kind::Array, Pod::F32, 3, vector("point")),
+        animated(
+            ".selfBnds",
+            Kind::Scalar,
+            Pod::F64,
+            6,
+            metadata(&[("interpretation", "box")]),
+        ),
+        constant(".faceIndices", Pod::I32, 1, String::new()),
+        constant(".faceCounts", Pod::I32, 1, String::new()),
+        animated(".velocities", Kind::Array, Pod::F32, 3, vector("vector")),
+    ];
+    let mut children = vec![
+        tracks[0].group,
+        tracks[2].group,
+        f.face_indices,
+        f.face_counts,
+        tracks[1].group,
+    ];
+    if let Some([vals, indices]) = f.uv {
+        let uv_md = metadata(&[
+            ("arrayExtent", "1"),
+            ("geoScope", "fvr"),
+            ("interpretation", "vector"),
+            ("isGeomParam", "true"),
+            ("podExtent", "2"),
+            ("podName", "float32_t"),
         ]);
-        write_object_header(&mut headers, &f.shape_name, &shape_md, &mut index);
-        let shape_pair = [shape_digest, [0; 16]].concat();
-        headers.extend_from_slice(&f.xform_digest);
-        headers.extend_from_slice(&murmur3_x64_128(&shape_pair));
-        let xform_headers = block.data(&[&headers]);
-        let xform = block.group(&[f.xform_props, shape, xform_headers]);
         let mut headers = Vec::new();
-        let xform_md = metadata(&[
-            ("schema", md::XFORM_SCHEMA),
-            ("schemaObjTitle", &format!("{}:.xform", md::XFORM_SCHEMA)),
-        ]);
-        write_object_header(&mut headers, &f.xform_name, &xform_md, &mut index);
-        let xform_pair = [f.xform_digest, murmur3_x64_128(&shape_pair)].concat();
-        headers.extend_from_slice(&[0; 16]);
-        headers.extend_from_slice(&murmur3_x64_128(&xform_pair));
-        let top_headers = block.data(&[&headers]);
-        let top = block.group(&[EMPTY_GROUP, xform, top_headers]);
-        let mut samplings = Vec::new();
-        write_time_sampling(&mut samplings, 1, 1.0, 0.0);
-        write_time_sampling(&mut samplings, frames, f.per_sample, f.start);
-        let samplings = block.data(&[&samplings]);
-        let listed = block.data(&[&index.bytes()]);
-        block.group(&[
-            f.versions[0],
-            f.versions[1],
-            top,
-            f.archive_metadata,
-            samplings,
-            listed,
-        ])
+        constant(".vals", Pod::F32, 2, uv_md.clone()).write(&mut headers, &mut index);
+        constant(".indices", Pod::U32, 1, String::new()).write(&mut headers, &mut index);
+        let headers = block.data(&[&headers]);
+        children.push(block.group(&[vals, indices, headers]));
+        geom.push(PropertyHeader::compound("uv", uv_md));
+    }
+    let mut headers = Vec::new();
+    for h in &geom {
+        h.write(&mut headers, &mut index);
+    }
+    children.push(block.data(&[&headers]));
+    let geom = block.group(&children);
+    let shape_props = block.group(&[geom, f.shape_props_headers]);
+    for t in tracks {
+        for k in &t.keys {
+            headers.extend_from_slice(k);
+        }
+    }
+    // Object headers end with two digests: of the object's properties and of its
+    // children (zero without children).
+    let shape_digest = murmur3_x64_128(&headers);
+    let shape_headers = block.data(&[&shape_digest, &[0; 16]]);
+    let shape = block.group(&[shape_props, shape_headers]);
+    let mut headers = Vec::new();
+    let shape_md = metadata(&[
+        ("schema", md::MESH_SCHEMA),
+        ("schemaBaseType", md::GEOM_BASE),
+        ("schemaObjTitle", &format!("{}:.geom", md::MESH_SCHEMA)),
+    ]);
+    write_object_header(&mut headers, &f.shape_name, &shape_md, &mut index);
+    let shape_pair = [shape_digest, [0; 16]].concat();
+    headers.extend_from_slice(&f.xform_digest);
+    headers.extend_from_slice(&murmur3_x64_128(&shape_pair));
+    let xform_headers = block.data(&[&headers]);
+    let xform = block.group(&[f.xform_props, shape, xform_headers]);
+    let mut headers = Vec::new();
+    let xform_md = metadata(&[
+        ("schema", md::XFORM_SCHEMA),
+        ("schemaObjTitle", &format!("{}:.xform", md::XFORM_SCHEMA)),
+    ]);
+    write_object_header(&mut headers, &f.xform_name, &xform_md, &mut index);
+    let xform_pair = [f.xform_digest, murmur3_x64_128(&shape_pair)].concat();
+    headers.extend_from_slice(&[0; 16]);
+    headers.extend_from_slice(&murmur3_x64_128(&xform_pair));
+    let top_headers = block.data(&[&headers]);
+    let top = block.group(&[EMPTY_GROUP, xform, top_headers]);
+    let mut samplings = Vec::new();
+    write_time_sampling(&mut samplings, 1, 1.0, 0.0);
+    write_time_sampling(&mut samplings, frames, f.per_sample, f.start);
+    let samplings = block.data(&[&samplings]);
+    let listed = block.data(&[&index.bytes()]);
+    block.group(&[
+        f.versions[0],
+        f.versions[1],
+        top,
+        f.archive_metadata,
+        samplings,
+        listed,
+    ])
 }
 
 impl CacheWriter for AlembicWriter {

@@ -216,7 +216,9 @@ mod tests {
             "0f96072fa4cbe771dbbd9e398115eeed"
         );
         assert_eq!(
-            hex(murmur3_x64_128(b"The quick brown fox jumps over the lazy dog")),
+            hex(murmur3_x64_128(
+                b"The quick brown fox jumps over the lazy dog"
+            )),
             "6c1b07bc7bbc4be347939ac4a93c437a"
         );
     }

@@ -270,7 +270,11 @@ mod tests {
         assert_eq!((info >> 2) & 3, 1, "300 samples need u16 integers");
         assert_eq!((info >> 4) & 0xf, 10, "float32");
         assert_eq!(info & 0x100, 0x100, "time sampling index follows");
-        assert_eq!(info & 0xa00, 0, "every sample stored: no first/last, not constant");
+        assert_eq!(
+            info & 0xa00,
+            0,
+            "every sample stored: no first/last, not constant"
+        );
         assert_eq!((info >> 12) & 0xff, 3);
         assert_eq!(info >> 20, 1, "first indexed metadata");
         assert_eq!(&out[4..], &[44, 1, 1, 0, 1, 0, b'P']);
