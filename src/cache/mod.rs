@@ -1,5 +1,5 @@
-//! Point-cache writers behind one trait ([`CacheWriter`]): PC2, MDD, USD (`.usda`) and
-//! Houdini `.geo` sequences (docs/reference.md, "Outputs").
+//! Point-cache writers behind one trait ([`CacheWriter`]): PC2, MDD, USD (`.usda`),
+//! Alembic (`.abc`) and Houdini `.geo` sequences (docs/reference.md, "Outputs").
 //!
 //! Every writer takes one frame at a time: one position per output point, in the garment's
 //! source vertex order and object-local space, already in the cache's axis convention
@@ -19,12 +19,14 @@
 //! | PC2 | frame appended, then the header's sample count rewritten |
 //! | MDD | laid out for the whole range up front (sparse); frame written in place; trimmed to the finished frames when a bake stops early |
 //! | USD | extent fills a reserved line; sample appended as a comment, then made live with the closing braces by one small write; `endTimeCode` rewritten in place |
+//! | Alembic | frame's samples and changed groups appended, reserved sample slots filled, then the root group's position rewritten (8 bytes) |
 //! | `.geo` | one complete file per frame, `<frame file>.partial` (through `.partial.tmp`); all renamed at the end |
 //!
 //! If a write fails part-way (a full disk), the writer cuts the partial file back to its
 //! last valid state before returning the error. The plumbing all formats share (creating
 //! the partial file, counting frames, restoring on error, publishing by rename) lives in
 //! [`partial`]; each writer holds only its format's bytes.
+pub mod alembic;
 pub mod claim;
 pub mod houdini_geo;
 pub mod mdd;
@@ -120,6 +122,8 @@ pub enum Format {
     Usda,
     /// `.geo` with `$F` in the name, one JSON file per frame: [`houdini_geo`].
     Geo,
+    /// `.abc` (Ogawa): [`alembic`].
+    Abc,
 }
 
 impl Format {
@@ -135,6 +139,7 @@ impl Format {
             "mdd" => Ok(Format::Mdd),
             "usda" | "usd" => Ok(Format::Usda),
             "geo" => Ok(Format::Geo),
+            "abc" => Ok(Format::Abc),
             "usdc" => Err(Error::input(
                 out,
                 None,
@@ -151,7 +156,7 @@ impl Format {
                 out,
                 None,
                 format!(
-                    "unknown cache format '.{ext}'; use .pc2, .mdd, .usda or a .geo sequence \
+                    "unknown cache format '.{ext}'; use .pc2, .mdd, .usda, .abc or a .geo sequence \
                      with $F4 in the name"
                 ),
             )),
@@ -268,6 +273,7 @@ pub fn create(out: &Path, meta: &CacheMeta) -> Result<Box<dyn CacheWriter>> {
         Format::Mdd => Box::new(mdd::MddWriter::create(out, meta)?),
         Format::Usda => Box::new(usd::UsdaWriter::create(out, meta)?),
         Format::Geo => Box::new(houdini_geo::GeoWriter::create(out, meta)?),
+        Format::Abc => Box::new(alembic::AlembicWriter::create(out, meta)?),
     })
 }
 

@@ -22,7 +22,7 @@ fn every_format_keeps_a_valid_partial_file_after_each_frame_and_renames_on_finis
     let g = sheet_garment();
     let n = g.output_points.len();
     let dir = tempfile::tempdir().unwrap();
-    for name in ["c.pc2", "c.mdd", "c.usda", "c.$F4.geo"] {
+    for name in ["c.pc2", "c.mdd", "c.usda", "c.abc", "c.$F4.geo"] {
         let out = dir.path().join(name);
         let meta = CacheMeta::for_garment(&g, 3, 4, 24.0, UpAxis::Z);
         let mut w = create(&out, &meta).unwrap();
@@ -66,6 +66,12 @@ fn read_partial(out: &Path, partial: &Path, start: i32, k: usize) -> Vec<Vec<[f3
             frames
         }
         Format::Usda => usda_samples(partial, start, k),
+        // Alembic is Y-up: the Z-up points come back turned.
+        Format::Abc => alembic::tests::read(partial)
+            .points
+            .into_iter()
+            .map(|f| f.into_iter().map(|[x, y, z]| [x, -z, y]).collect())
+            .collect(),
         Format::Geo => {
             let p = FramePattern::parse(out).unwrap();
             (0..k)
@@ -144,7 +150,7 @@ fn output_checks_name_the_path_and_the_fix_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let cases: Vec<(PathBuf, &str)> = vec![
-        (d.join("x.abc"), ".pc2, .mdd, .usda"),
+        (d.join("x.obj"), ".pc2, .mdd, .usda, .abc"),
         (d.join("x.usdc"), ".usda"),
         (d.join("x.bgeo"), "$F4"),
         (d.join("x.geo"), "$F4"),

@@ -35,13 +35,13 @@ def _frames(flat, frames, points):
     ]
 
 
-def read_gltf_mesh(path):
-    """{positions, uvs, indices, point_of_vertex} of the first mesh's first primitive of a
+def read_gltf_mesh(path, mesh=0):
+    """{positions, uvs, indices, point_of_vertex} of mesh `mesh`'s first primitive of a
     .gltf with embedded (data URI) buffers. point_of_vertex maps each glTF vertex to its
     cache point: its _DRAPE_INDEX if the mesh has one (SPEC "Outputs"), else itself."""
     doc = json.load(open(path))
     buffers = [base64.b64decode(b["uri"].split(",", 1)[1]) for b in doc["buffers"]]
-    prim = doc["meshes"][0]["primitives"][0]
+    prim = doc["meshes"][mesh]["primitives"][0]
 
     def accessor(i):
         acc = doc["accessors"][i]

@@ -248,3 +248,26 @@ def test_extension_builds_and_its_manifest_validates(tmp_path):
     names = set(zipfile.ZipFile(zip_file).namelist())
     assert {"blender_manifest.toml", "__init__.py", "runner.py", "cache.py",
             "keyframes.py"} <= names
+
+
+def test_alembic_cache_format_loads_with_a_mesh_sequence_cache_playing_the_same_frames(baked):
+    """Cache Format Alembic (issue 53): the bake writes an `.abc`, the PC2's Mesh Cache
+    modifier is replaced by a Mesh Sequence Cache reading it, and the garment plays the same
+    points (Alembic's Y-up turned back into Blender's Z-up by Blender's reader)."""
+    _, garment, _ = baked
+    _, _, frames = read_pc2(garment.modifiers["Drape"].filepath)
+    garment.drape.cache_format = "ABC"
+    try:
+        bpy.context.scene.frame_set(FIRST)
+        assert bpy.ops.drape.simulate_garment() == {"FINISHED"}
+        mods = [m for m in garment.modifiers if m.name.startswith("Drape")]
+        assert [m.type for m in mods] == ["MESH_SEQUENCE_CACHE"]
+        mod = mods[0]
+        assert pathlib.Path(bpy.path.abspath(mod.cache_file.filepath)).suffix == ".abc"
+        assert mod.object_path == "/Cloth/ClothShape"
+        for f in (FIRST, 12, LAST):
+            local, _ = evaluated(garment, f)
+            d = max(abs(a - b) for p, q in zip(local, frames[f - FIRST]) for a, b in zip(p, q))
+            assert d < 1e-6, f"frame {f}: the Alembic garment differs from the PC2 by {d}"
+    finally:
+        garment.drape.cache_format = "PC2"

@@ -311,3 +311,23 @@ def test_houdini_package_shelf_and_module_layout():
     for plain in (module / "runner.py", BLENDER_RUNNER):
         text = plain.read_text()
         assert "import hou" not in text and "import bpy" not in text, plain
+
+
+def test_houdini_alembic_result_is_one_archive_its_partial_promoted(hrunner, drape, fixture,
+                                                                    tmp_path):
+    """Cache format Alembic (issue 53): the result is `<garment>.abc` for the Alembic SOP;
+    after a stopped bake its `.partial` archive takes that name."""
+    files = hrunner.houdini_job_files(str(tmp_path), "sheet_seam", [], "abc")
+    assert files["out"] == str(tmp_path / "cache" / "sheet_seam.abc")
+    os.makedirs(os.path.dirname(files["out"]))
+    pathlib.Path(files["garment"]).write_bytes(fixture("houdini/sheet_seam.geo").read_bytes())
+    hrunner.scene_file(files["scene"], {"file": files["garment"], "name": files["name"],
+                       "out": files["out"]}, [], (1, 3), 24)
+    job = hrunner.Job(hrunner.simulate_command(drape.binary, files["scene"], files["out"]))
+    assert job.run() == 0, job.error()
+    archive = pathlib.Path(files["out"])
+    assert archive.read_bytes()[:6] == b"Ogawa\xff"
+    partial = pathlib.Path(files["out"] + ".partial")
+    archive.rename(partial)
+    assert hrunner.promote_partial_frames(files["out"]) == []
+    assert archive.is_file() and not partial.exists()

@@ -92,6 +92,7 @@ class DRAPE_PT_physics(bpy.types.Panel):
             row.prop(own, "frame_start")
             row.prop(own, "frame_end")
         layout.prop(own, "export_format")
+        layout.prop(own, "cache_format")
         if own.bodies:
             names = ", ".join(b.object.name for b in own.bodies if b.object is not None)
             layout.label(text=f"Bodies: {names}", icon="OUTLINER_OB_MESH")
@@ -101,7 +102,9 @@ class DRAPE_PT_physics(bpy.types.Panel):
         col.operator(DRAPE_OT_bake_all.bl_idname, icon="RENDER_ANIMATION")
         mod = cache.find_modifier(context.object)
         if mod is not None:
-            layout.label(text=f"Cache: {os.path.basename(mod.filepath)}", icon="FILE_CACHE")
+            path = mod.filepath if mod.type == "MESH_CACHE" else getattr(
+                mod.cache_file, "filepath", "")
+            layout.label(text=f"Cache: {os.path.basename(path)}", icon="FILE_CACHE")
 
 
 def _menu(self, context):

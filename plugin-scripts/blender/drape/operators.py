@@ -1,7 +1,8 @@
 """The drape operators: Simulate Garment, Match Keyframes and Bake All.
 
 Each bake exports the garment and its bodies (`export`), runs drape in a subprocess
-(`runner.Job`) and loads the PC2 with a Mesh Cache modifier (`cache.apply_mesh_cache`), then
+(`runner.Job`) and loads the cache (`cache.apply_cache`: a PC2 with a Mesh Cache modifier, an
+Alembic archive with a Mesh Sequence Cache modifier), then
 re-evaluates the scene at the current frame so the garment plays the cache at once. The bake
 settings are the garment's own (`settings`, `Object.drape`); the bodies of a bake are stored
 on the garment, so a re-bake with only the garment selected, and Bake All, repeat it.
@@ -62,10 +63,12 @@ def _selection(context):
 
 
 def _paths(garment, export_format="USD"):
-    """(scene file, result PC2, keyframe MDD) of `garment` in the work directory; the scene's
-    extension is that of `export_format`."""
+    """(scene file, result cache, keyframe MDD) of `garment` in the work directory; the
+    scene's extension is that of `export_format`, the cache's that of the garment's Cache
+    Format (`.pc2` or `.abc`)."""
     work, name = _work_dir(), _safe(garment.name)
-    ends = ("_scene" + export.EXTENSION.get(export_format, ".usdc"), ".pc2", "_keys.mdd")
+    out = settings.CACHE_EXTENSION.get(getattr(garment.drape, "cache_format", "PC2"), ".pc2")
+    ends = ("_scene" + export.EXTENSION.get(export_format, ".usdc"), out, "_keys.mdd")
     return tuple(os.path.join(work, name + end) for end in ends)
 
 
@@ -239,10 +242,10 @@ class _DrapeJobOperator:
         loaded = runner.result_path(self._out, code)
         if loaded is not None:
             try:
-                cache.apply_mesh_cache(self._garment, loaded, self._first)
+                cache.apply_cache(self._garment, loaded, self._first)
             except ReferenceError:  # the garment was deleted while drape ran (modal path)
                 self.report({"WARNING"}, f"drape: the garment was deleted; cache {loaded} "
-                                         "kept on disk, load it with a Mesh Cache modifier")
+                                         "kept on disk, load it with a cache modifier")
                 return {"CANCELLED"}
             refresh(context)
         error = job.error()

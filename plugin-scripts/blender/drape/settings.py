@@ -63,11 +63,23 @@ class DrapeSettings(bpy.types.PropertyGroup):
         items=export.FORMATS,
         default="USD",
     )
+    cache_format: EnumProperty(
+        name="Cache Format",
+        description="What drape writes and how it is loaded",
+        items=[("PC2", "PC2", "Point cache, loaded by a Mesh Cache modifier"),
+               ("ABC", "Alembic", "Alembic archive (mesh, UVs, velocities), loaded by a Mesh "
+                                  "Sequence Cache modifier")],
+        default="PC2",
+    )
     bodies: CollectionProperty(
         type=DrapeBody, name="Bodies",
         description="The bodies of the last bake; a re-bake with no other mesh selected, "
                     "and Bake All, use them",
     )
+
+
+#: File extension of each Cache Format.
+CACHE_EXTENSION = {"PC2": ".pc2", "ABC": ".abc"}
 
 
 def frames(scene, settings):

@@ -44,9 +44,10 @@ def frame_file(pattern, frame):
     return re.sub(r"\$F(\d*)", lambda m: f"{frame:0{int(m.group(1) or 0)}d}", pattern)
 
 
-def houdini_job_files(work_dir, garment, bodies):
+def houdini_job_files(work_dir, garment, bodies, cache_format="geo"):
     """File names of one bake in `work_dir`: the garment's `.geo`, each body's `$F4.geo`
-    sequence, the result sequence and the scene file."""
+    sequence, the result (a `.geo` sequence, or with `cache_format="abc"` one Alembic
+    archive for the Alembic SOP) and the scene file."""
     def safe(name):
         return re.sub(r"[^A-Za-z0-9_.-]+", "_", name) or "node"
 
@@ -54,7 +55,8 @@ def houdini_job_files(work_dir, garment, bodies):
     return {
         "garment": os.path.join(work_dir, f"{g}.geo"),
         "bodies": [os.path.join(work_dir, f"{safe(b)}.$F4.geo") for b in bodies],
-        "out": os.path.join(work_dir, "cache", f"{g}.$F4.geo"),
+        "out": os.path.join(work_dir, "cache",
+                            f"{g}.abc" if cache_format == "abc" else f"{g}.$F4.geo"),
         "scene": os.path.join(work_dir, f"{g}_scene.json"),
         "name": g,
     }
@@ -62,7 +64,13 @@ def houdini_job_files(work_dir, garment, bodies):
 
 def promote_partial_frames(out_pattern):
     """After a cancelled or failed bake of a `.geo` sequence, renames every finished frame
-    `name.0001.geo.partial` to `name.0001.geo` (File SOP reads those); returns the frames."""
+    `name.0001.geo.partial` to `name.0001.geo` (File SOP reads those); returns the frames.
+    For an Alembic `out_pattern` (`.abc`), renames its `.partial` archive, which holds the
+    finished frames, to it; returns [] (the archive tells its frames)."""
+    if out_pattern.lower().endswith(".abc"):
+        if os.path.exists(out_pattern + ".partial"):
+            os.replace(out_pattern + ".partial", out_pattern)
+        return []
     regex = re.escape(os.path.basename(out_pattern))
     regex = re.sub(r"\\\$F(\d*)", lambda m: r"(\d+)", regex) + r"\.partial"
     frames = []

@@ -1,7 +1,7 @@
 """The `hou`-calling lines of the drape shelf tool: select the garment SOP, then the body
 SOPs; the tool saves them to `.geo` (`hou.Geometry.saveToFile`), runs `drape simulate` inside
 a `hou.InterruptableOperation` with progress from the JSON lines (`runner.Job`), and loads
-the `.geo` sequence with a File SOP."""
+the result: a `.geo` sequence with a File SOP, or an Alembic archive with an Alembic SOP."""
 import os
 import time
 
@@ -17,7 +17,10 @@ def simulate(kwargs=None):
     garment, bodies = nodes[0], nodes[1:]
     first, last = (int(f) for f in hou.playbar.frameRange())
     work = hou.text.expandString("$HIP/drape")
-    files = runner.houdini_job_files(work, garment.name(), [b.name() for b in bodies])
+    choice = hou.ui.displayMessage("drape cache format", buttons=(".geo sequence", "Alembic"))
+    cache_format = "abc" if choice == 1 else "geo"
+    files = runner.houdini_job_files(work, garment.name(), [b.name() for b in bodies],
+                                     cache_format)
     os.makedirs(os.path.dirname(files["out"]), exist_ok=True)
     garment.geometryAtFrame(first).saveToFile(files["garment"])
     for body, pattern in zip(bodies, files["bodies"]):
@@ -41,8 +44,12 @@ def simulate(kwargs=None):
     code = job.wait()
     if code != runner.EXIT_OK:
         runner.promote_partial_frames(files["out"])
-    reader = garment.parent().createNode("file", garment.name() + "_drape")
-    reader.parm("file").set(files["out"])
+    if cache_format == "abc":
+        reader = garment.parent().createNode("alembic", garment.name() + "_drape")
+        reader.parm("fileName").set(files["out"])
+    else:
+        reader = garment.parent().createNode("file", garment.name() + "_drape")
+        reader.parm("file").set(files["out"])
     reader.setPosition(garment.position() + hou.Vector2(0, -1.5))
     reader.setDisplayFlag(True)
     if job.error():
