@@ -353,12 +353,12 @@ mod tests {
         assert_eq!(t[5], Tok::Ident("timeSamples".into()));
         assert_eq!(t[8], Tok::Num(1.0));
         assert_eq!(t[10], Tok::Numbers(vec![-0.15, 0.5, f64::NEG_INFINITY]));
-        let t = kinds("(-1.5e-1, .5, -inf)");
-        assert_eq!(t[1], Tok::Num(-0.15));
-        assert_eq!(t[3], Tok::Num(0.5));
-        assert_eq!(t[5], Tok::Num(f64::NEG_INFINITY));
         assert_eq!(t[t.len() - 2], Tok::Path("/a/b".into()));
         assert_eq!(t[t.len() - 1], Tok::Asset("x.usd".into()));
+        let tuple = kinds("(-1.5e-1, .5, -inf)");
+        assert_eq!(tuple[1], Tok::Num(-0.15));
+        assert_eq!(tuple[3], Tok::Num(0.5));
+        assert_eq!(tuple[5], Tok::Num(f64::NEG_INFINITY));
     }
 
     #[test]
