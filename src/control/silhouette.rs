@@ -245,8 +245,7 @@ impl SilhouetteTerm {
     /// rasterised) and the target region, over the camera's frame at
     /// [`IOU_RESOLUTION`]² samples; 1 when both are empty.
     pub fn iou(&self, x: &[Vec3], triangles: &[[usize; 3]]) -> f64 {
-        let q = self.project(x);
-        let garment = image::Projected::new(&q, triangles).raster(IOU_RESOLUTION);
+        let garment = rasterise(&self.key.camera, x, triangles, IOU_RESOLUTION);
         let (mut both, mut either) = (0usize, 0usize);
         for (g, t) in garment.iter().zip(&self.mask) {
             both += usize::from(*g && *t);
@@ -258,6 +257,14 @@ impl SilhouetteTerm {
             both as f64 / either as f64
         }
     }
+}
+
+/// The garment's image through `camera` (its triangles with every corner in front,
+/// positions `x`) on an `n` × `n` grid over the camera's frame, row by row from y = −1;
+/// [`Region::trace`] turns it into outlines.
+pub fn rasterise(camera: &Camera, x: &[Vec3], triangles: &[[usize; 3]], n: usize) -> Vec<bool> {
+    let q: Vec<Option<Vec2>> = x.iter().map(|p| camera.project(p)).collect();
+    image::Projected::new(&q, triangles).raster(n)
 }
 
 #[cfg(test)]

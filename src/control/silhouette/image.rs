@@ -97,15 +97,108 @@ impl Region {
         out
     }
 
-    /// The region on an `n` × `n` grid over the image, row by row from y = −1.
+    /// The region on an `n` × `n` grid over the image, row by row from y = −1 (the even–odd
+    /// rule of [`Region::contains`] along each row of pixel centres).
     pub fn raster(&self, n: usize) -> Vec<bool> {
         let mut out = Vec::with_capacity(n * n);
+        let mut crossings = Vec::new();
         for r in 0..n {
+            let y = pixel_centre(n, r);
+            crossings.clear();
+            for (a, b) in self.edges() {
+                if (a.y > y) != (b.y > y) {
+                    crossings.push(a.x + (y - a.y) / (b.y - a.y) * (b.x - a.x));
+                }
+            }
+            crossings.sort_by(f64::total_cmp);
+            // Inside when an odd number of crossings lie to the right of the pixel centre.
+            let mut left = 0;
             for c in 0..n {
-                out.push(self.contains(&Vec2::new(pixel_centre(n, c), pixel_centre(n, r))));
+                let x = pixel_centre(n, c);
+                while left < crossings.len() && crossings[left] <= x {
+                    left += 1;
+                }
+                out.push((crossings.len() - left) % 2 == 1);
             }
         }
         out
+    }
+
+    /// The outlines of a region given on an `n` × `n` grid (`mask`, row by row from
+    /// y = −1, as [`Region::raster`] and [`rasterise`](super::rasterise) give): the pixel
+    /// edges between inside and outside, joined into closed polygons with straight runs
+    /// merged; their even–odd interior is the union of the inside pixels.
+    pub fn trace(mask: &[bool], n: usize) -> Region {
+        let at = |r: isize, c: isize| {
+            r >= 0
+                && c >= 0
+                && (r as usize) < n
+                && (c as usize) < n
+                && mask[r as usize * n + c as usize]
+        };
+        // Directed pixel edges (grid corners (row, column)), inside on the left.
+        let mut from: std::collections::HashMap<(usize, usize), Vec<(usize, usize)>> =
+            std::collections::HashMap::new();
+        let mut edges = 0;
+        for r in 0..n {
+            for c in 0..n {
+                if !mask[r * n + c] {
+                    continue;
+                }
+                let (ri, ci) = (r as isize, c as isize);
+                let sides = [
+                    (!at(ri - 1, ci), (r, c), (r, c + 1)),
+                    (!at(ri, ci + 1), (r, c + 1), (r + 1, c + 1)),
+                    (!at(ri + 1, ci), (r + 1, c + 1), (r + 1, c)),
+                    (!at(ri, ci - 1), (r + 1, c), (r, c)),
+                ];
+                for (open, a, b) in sides {
+                    if open {
+                        from.entry(a).or_default().push(b);
+                        edges += 1;
+                    }
+                }
+            }
+        }
+        let corner = |(r, c): (usize, usize)| {
+            let h = 2.0 / n as f64;
+            Vec2::new(-1.0 + c as f64 * h, -1.0 + r as f64 * h)
+        };
+        let mut starts: Vec<(usize, usize)> = from.keys().copied().collect();
+        starts.sort_unstable();
+        let mut outlines = Vec::new();
+        let mut used = 0;
+        for start in starts {
+            while let Some(first) = from.get_mut(&start).and_then(Vec::pop) {
+                let mut path = vec![start];
+                let mut at = first;
+                used += 1;
+                while at != start {
+                    path.push(at);
+                    match from.get_mut(&at).and_then(Vec::pop) {
+                        Some(next) => at = next,
+                        None => break,
+                    }
+                    used += 1;
+                }
+                // Keep the corners where the direction turns.
+                let m = path.len();
+                let turns: Vec<Vec2> = (0..m)
+                    .filter(|&k| {
+                        let (p, q, r) = (path[(k + m - 1) % m], path[k], path[(k + 1) % m]);
+                        let d1 = (q.0 as isize - p.0 as isize, q.1 as isize - p.1 as isize);
+                        let d2 = (r.0 as isize - q.0 as isize, r.1 as isize - q.1 as isize);
+                        d1 != d2
+                    })
+                    .map(|k| corner(path[k]))
+                    .collect();
+                if turns.len() >= 3 {
+                    outlines.push(turns);
+                }
+            }
+        }
+        debug_assert_eq!(used, edges);
+        Region::new(outlines)
     }
 }
 

@@ -179,3 +179,22 @@ fn silhouette_gradient_matches_central_differences() {
     }
     assert!(worst < 1e-5, "worst relative error {worst:e}");
 }
+
+/// Tracing a rasterised garment gives outlines whose region rasterises to the same pixels
+/// (a hole, a diagonal touch and the frame's edge included).
+#[test]
+fn traced_outlines_give_back_the_mask() {
+    let n = 40;
+    let mut mask = vec![false; n * n];
+    for r in 0..n {
+        for c in 0..n {
+            let (x, y) = (c as f64 - 14.0, r as f64 - 20.0);
+            let ring = (x * x + y * y).sqrt();
+            mask[r * n + c] =
+                (4.0..11.0).contains(&ring) || (r == 3 && c == 3) || (r == 4 && c == 4) || c == 39;
+        }
+    }
+    let region = Region::trace(&mask, n);
+    assert!(region.outlines().len() >= 4, "{}", region.outlines().len());
+    assert_eq!(region.raster(n), mask);
+}
