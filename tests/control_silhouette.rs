@@ -350,3 +350,62 @@ fn bad_silhouette_files_exit_2_naming_the_key() {
         assert!(!out.exists());
     }
 }
+
+/// `"camera": "NAME"` reads a perspective camera node of the glTF scene: a camera added to
+/// the sheet's file drives a short control run; a name the file lacks is refused, listing
+/// the cameras it has.
+#[test]
+fn a_named_gltf_camera_is_read_and_an_unknown_name_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("sheet_small.gltf")).unwrap())
+            .unwrap();
+    doc["cameras"] = json!([{"type": "perspective",
+        "perspective": {"yfov": 0.7, "aspectRatio": 1.5, "znear": 0.01}}]);
+    let nodes = doc["nodes"].as_array_mut().unwrap();
+    nodes.push(json!({"name": "ShotCam", "camera": 0, "translation": [0.0, -0.5, 3.0]}));
+    let camera_node = nodes.len() - 1;
+    if let Some(scenes) = doc["scenes"].as_array_mut() {
+        scenes[0]["nodes"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!(camera_node));
+    }
+    let scene = dir.path().join("sheet_cam.gltf");
+    std::fs::write(&scene, doc.to_string()).unwrap();
+    let square = json!([[[-0.3, -0.4], [0.3, -0.4], [0.3, 0.3], [-0.3, 0.3]]]);
+    for (name, want) in [("ShotCam", 0), ("Nope", 2)] {
+        let file = dir.path().join(format!("{name}.json"));
+        let content = json!({"camera": name, "keyframes": [{"frame": 6, "outlines": square}]});
+        std::fs::write(&file, content.to_string()).unwrap();
+        let out = dir.path().join(format!("{name}.pc2"));
+        let o = drape(&[
+            "control",
+            s(&scene),
+            "--frames",
+            "1..6",
+            "--silhouettes",
+            s(&file),
+            "--iterations",
+            "2",
+            "-o",
+            s(&out),
+            "--progress",
+            "none",
+            "--report",
+            s(&dir.path().join(format!("{name}.report.json"))),
+        ]);
+        assert_eq!(code(&o), want, "{name}: {}", stderr(&o));
+        if want == 2 {
+            assert!(stderr(&o).contains("ShotCam"), "{}", stderr(&o));
+        } else {
+            let r: Value = serde_json::from_str(
+                &std::fs::read_to_string(dir.path().join(format!("{name}.report.json"))).unwrap(),
+            )
+            .unwrap();
+            // The camera 3 m in front of the hanging sheet sees it: a finite, positive IoU.
+            let iou = r["control"][0]["initial_silhouette_iou"].as_f64().unwrap();
+            assert!(iou > 0.0 && iou < 1.0, "{iou}");
+        }
+    }
+}
