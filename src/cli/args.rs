@@ -212,6 +212,11 @@ pub struct ControlArgs {
     /// file's `keyframes.source`, else the scene itself.
     #[arg(long, value_name = "SOURCE")]
     pub keyframes: Option<PathBuf>,
+    /// Silhouette keyframes: a JSON file with a camera and, per keyframe, the target
+    /// outline in the camera's image (docs/reference.md, "Keyframe silhouettes"). Without
+    /// --keyframes, only the silhouettes are asked for; with it, both. One garment.
+    #[arg(long, value_name = "FILE.json")]
+    pub silhouettes: Option<PathBuf>,
     /// Price α of control forces against keyframe error: with α = 1e-3, pushing every
     /// particle with its own weight for one frame costs as much as a 3.2 cm RMS miss at one
     /// keyframe. Lower hits the keyframes more exactly with stronger forces. Default: the

@@ -91,25 +91,43 @@ impl Progress {
         }
     }
 
-    /// One finished optimisation iteration of `drape control` for `garment`.
+    /// One finished optimisation iteration of `drape control` for `garment`: the 3D
+    /// keyframe error (m) and, with silhouette keyframes, their error (normalised image
+    /// units) and mean IoU. `keyframe_error` of the JSON event is the 3D error, or the
+    /// silhouette error in a run with silhouettes only.
     pub fn iteration(
         &self,
         garment: &str,
-        iteration: usize,
-        of: usize,
+        (iteration, of): (usize, usize),
         objective: f64,
-        error: f64,
+        error: Option<f64>,
+        silhouette: Option<(f64, f64)>,
     ) {
         match self.mode {
-            ProgressMode::Json => self.emit(json!({
-                "event": "iteration", "garment": garment, "iteration": iteration, "of": of,
-                "objective": objective, "keyframe_error": error,
-                "elapsed_s": round3(self.elapsed()),
-            })),
-            ProgressMode::Bar => line(&format!(
-                "{garment}: iteration {iteration}/{of}, objective {objective:.4e}, keyframe error {:.1} mm",
-                1e3 * error
-            )),
+            ProgressMode::Json => {
+                let mut event = json!({
+                    "event": "iteration", "garment": garment, "iteration": iteration, "of": of,
+                    "objective": objective,
+                    "keyframe_error": error.or(silhouette.map(|s| s.0)).unwrap_or(0.0),
+                    "elapsed_s": round3(self.elapsed()),
+                });
+                if let Some((e, iou)) = silhouette {
+                    event["silhouette_error"] = json!(e);
+                    event["silhouette_iou"] = json!(iou);
+                }
+                self.emit(event)
+            }
+            ProgressMode::Bar => {
+                let mut text =
+                    format!("{garment}: iteration {iteration}/{of}, objective {objective:.4e}");
+                if let Some(e) = error {
+                    text += &format!(", keyframe error {:.1} mm", 1e3 * e);
+                }
+                if let Some((e, iou)) = silhouette {
+                    text += &format!(", silhouette error {e:.4}, IoU {iou:.3}");
+                }
+                line(&text)
+            }
             _ => {}
         }
     }

@@ -3,9 +3,12 @@
 //! ```text
 //! Φ(θ) = Σ_k ½ Σ_i w_ki ‖x_i(n_k) − x*_ki‖² / Σ_i w_ki            keyframe positions
 //!      + Σ_k ½ β Σ_i w_ki ‖v_i(n_k)‖² / Σ_i w_ki                   arrive at rest (optional)
+//!      + Σ_k Φ_k(π_k(x(n_k)))                                      silhouette keyframes
 //!      + ½ α Σ_n Σ_i ‖θ_in‖² / P                                    force regularisation
 //! u_in = m_i g₀ θ_in
 //! ```
+//! The silhouette terms `Φ_k` compare the garment's image through camera `π_k` with a
+//! target region ([`super::silhouette`]); 3D and silhouette keyframes may be mixed.
 //! `x*_k` the keyframe shape at frame `n_k` (m, world space), `w_ki ∈ [0, 1]` its per-vertex
 //! weights (`key_weight`, the diagonal of W_n), `β` the velocity weight (s²), `α` the
 //! regularisation (`--regularization`), `P` the particle count, `u_in` the control force
@@ -15,6 +18,7 @@
 //! resolution and density: with α = 1e-3, pushing every particle with its own weight for
 //! one frame costs as much as a 3.2 cm RMS error at one keyframe.
 use super::keyframes::Keyframe;
+use super::silhouette::{SilhouetteKey, SilhouetteTerm};
 use crate::Vec3;
 
 /// Standard gravity g₀ (m/s²): the unit of control forces is a particle's weight `m g₀`.
@@ -39,6 +43,10 @@ pub struct KeyTerm {
 pub struct Objective {
     /// Keyframe terms, sorted by interval.
     pub keys: Vec<KeyTerm>,
+    /// Silhouette keyframe terms, sorted by interval.
+    pub silhouettes: Vec<SilhouetteTerm>,
+    /// The garment's triangles (particle indices), whose images the silhouettes compare.
+    pub triangles: Vec<[usize; 3]>,
     /// α.
     pub regularization: f64,
     /// β (s²); 0 leaves velocities free.
@@ -52,16 +60,24 @@ pub struct Objective {
 pub struct Breakdown {
     /// Keyframe position and velocity terms (m²).
     pub keyframes: f64,
+    /// Silhouette terms Σ Φ_k.
+    pub silhouettes: f64,
     /// Regularisation term.
     pub forces: f64,
-    /// RMS weighted distance to the keyframes over all keyframes (m).
+    /// RMS weighted distance to the keyframes over all 3D keyframes (m).
     pub keyframe_error: f64,
+    /// RMS over the silhouette keyframes of their errors `e_k` (normalised image units,
+    /// 1 = half the image height; [`super::silhouette`]).
+    pub silhouette_error: f64,
+    /// Mean intersection over union of garment image and target over the silhouette
+    /// keyframes (1 = exact; 0 without silhouettes).
+    pub silhouette_iou: f64,
 }
 
 impl Breakdown {
     /// Φ.
     pub fn total(&self) -> f64 {
-        self.keyframes + self.forces
+        self.keyframes + self.silhouettes + self.forces
     }
 }
 
@@ -91,15 +107,35 @@ impl Objective {
         terms.sort_by_key(|t| t.interval);
         Objective {
             keys: terms,
+            silhouettes: Vec::new(),
+            triangles: Vec::new(),
             regularization,
             velocity_weight,
             unit: mass.iter().map(|m| m * G0).collect(),
         }
     }
 
+    /// Adds silhouette keyframes `keys` (frames in `first + 1 ..`, checked by the reader)
+    /// of a garment with `triangles`.
+    pub fn with_silhouettes(
+        mut self,
+        keys: &[SilhouetteKey],
+        first: i32,
+        triangles: &[[usize; 3]],
+    ) -> Self {
+        self.silhouettes = (keys.iter())
+            .map(|k| SilhouetteTerm::new(k.clone(), first))
+            .collect();
+        self.silhouettes.sort_by_key(|t| t.interval);
+        self.triangles = triangles.to_vec();
+        self
+    }
+
     /// Frame intervals the control acts over: up to the last keyframe.
     pub fn horizon(&self) -> usize {
-        self.keys.last().map_or(0, |k| k.interval + 1)
+        let shapes = self.keys.last().map_or(0, |k| k.interval + 1);
+        let silhouettes = self.silhouettes.last().map_or(0, |k| k.interval + 1);
+        shapes.max(silhouettes)
     }
 
     /// Number of control variables: 3 per particle per interval of the horizon.
@@ -136,6 +172,15 @@ impl Objective {
             gv[i] = (w * beta) * v[i];
         }
         (value, gx, gv, error)
+    }
+
+    /// Silhouette term `k` at positions `x`: its value, adjoint seed `∂Φ/∂x`, squared
+    /// error `e_k²` and intersection over union.
+    pub fn silhouette_term(&self, k: usize, x: &[Vec3]) -> (f64, Vec<Vec3>, f64, f64) {
+        let term = &self.silhouettes[k];
+        let v = term.evaluate(x, &self.triangles);
+        let iou = term.iou(x, &self.triangles);
+        (v.value, v.gradient, v.error_squared, iou)
     }
 
     /// Regularisation term ½ α Σ ‖θ‖² / P and its gradient, added to `gradient`.

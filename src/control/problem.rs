@@ -11,6 +11,7 @@ use super::adjoint::AdjointSolver;
 use super::keyframes::Keyframe;
 use super::lbfgs::{self, Evaluation, LbfgsSettings, StopReason};
 use super::objective::{Breakdown, Objective};
+use super::silhouette::SilhouetteKey;
 use super::tape;
 use crate::error::{Error, Result};
 use crate::pipeline::{Integrator, Simulator, StepSchedule};
@@ -104,7 +105,7 @@ pub fn optimiser_settings(max_iterations: usize) -> LbfgsSettings {
 /// Φ, its parts and its gradient at one control.
 #[derive(Debug, Clone)]
 pub struct Evaluated {
-    /// Φ split into keyframe and force terms, and the keyframe error (m).
+    /// Φ split into keyframe, silhouette and force terms, and the keyframe errors.
     pub breakdown: Breakdown,
     /// ∂Φ/∂θ.
     pub gradient: Vec<f64>,
@@ -134,13 +135,26 @@ impl ControlProblem {
     /// Runs the horizon once without control to record the step schedule every evaluation
     /// replays; fails with [`Error::Simulation`] if that run fails.
     pub fn new(
-        mut template: Simulator,
+        template: Simulator,
         keys: &[Keyframe],
         first: i32,
         fps: f64,
         settings: ControlSettings,
     ) -> Result<Self> {
-        if keys.is_empty() {
+        Self::with_silhouettes(template, keys, &[], first, fps, settings)
+    }
+
+    /// [`ControlProblem::new`] with silhouette keyframes `silhouettes` besides (or instead
+    /// of) the 3D keyframes `keys`.
+    pub fn with_silhouettes(
+        mut template: Simulator,
+        keys: &[Keyframe],
+        silhouettes: &[SilhouetteKey],
+        first: i32,
+        fps: f64,
+        settings: ControlSettings,
+    ) -> Result<Self> {
+        if keys.is_empty() && silhouettes.is_empty() {
             return Err(Error::usage("keyframe control needs at least one keyframe"));
         }
         if template.params().integrator != Integrator::Implicit {
@@ -156,7 +170,8 @@ impl ControlProblem {
             &model.mass,
             settings.regularization,
             settings.velocity_weight,
-        );
+        )
+        .with_silhouettes(silhouettes, first, &model.triangles);
         // Records of a frame: about 4 steps of x and v; checkpoints when they exceed the
         // budget, in segments of about √H frames at least.
         let frame_bytes = 4 * 2 * model.len() * std::mem::size_of::<Vec3>() + 4096;

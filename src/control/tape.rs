@@ -20,13 +20,18 @@ use crate::Vec3;
 pub struct Forward {
     /// Φ's keyframe part and the keyframe error (forces not included).
     pub breakdown: Breakdown,
-    /// `(∂Φ/∂x, ∂Φ/∂v)` at each keyframe, in key order.
-    seeds: Vec<(Vec<Vec3>, Vec<Vec3>)>,
+    /// `(interval, ∂Φ/∂x, ∂Φ/∂v)` of each keyframe term in time order (at one interval:
+    /// 3D keyframes in key order, then silhouettes).
+    seeds: Vec<Seed>,
     /// Segments in time order.
     segments: Vec<Segment>,
     /// Solver figures summed over the pass.
     pub stats: FrameStats,
 }
+
+/// One keyframe term's adjoint seeds: `(interval, ∂Φ/∂x, ∂Φ/∂v)` (no `∂Φ/∂v` for a
+/// silhouette).
+type Seed = (usize, Vec<Vec3>, Option<Vec<Vec3>>);
 
 #[derive(Debug)]
 struct Segment {
@@ -66,8 +71,9 @@ pub fn forward(
     let mut seeds = Vec::new();
     let mut breakdown = Breakdown::default();
     let mut error_sum = 0.0;
+    let (mut silhouette_sum, mut iou_sum) = (0.0, 0.0);
     let mut stats = FrameStats::default();
-    let mut next_key = 0;
+    let (mut next_key, mut next_silhouette) = (0, 0);
     for start in (0..horizon).step_by(segment) {
         let len = segment.min(horizon - start);
         let keep = start + len == horizon;
@@ -87,8 +93,17 @@ pub fn forward(
                     objective.key_term(next_key, sim.positions(), sim.velocities());
                 breakdown.keyframes += value;
                 error_sum += error;
-                seeds.push((gx, gv));
+                seeds.push((n, gx, Some(gv)));
                 next_key += 1;
+            }
+            while (objective.silhouettes.get(next_silhouette)).is_some_and(|k| k.interval == n) {
+                let (value, gx, error, iou) =
+                    objective.silhouette_term(next_silhouette, sim.positions());
+                breakdown.silhouettes += value;
+                silhouette_sum += error;
+                iou_sum += iou;
+                seeds.push((n, gx, None));
+                next_silhouette += 1;
             }
         }
         segments.push(Segment {
@@ -99,6 +114,9 @@ pub fn forward(
         });
     }
     breakdown.keyframe_error = (error_sum / objective.keys.len().max(1) as f64).sqrt();
+    let silhouettes = objective.silhouettes.len().max(1) as f64;
+    breakdown.silhouette_error = (silhouette_sum / silhouettes).sqrt();
+    breakdown.silhouette_iou = iou_sum / silhouettes;
     Ok(Forward {
         breakdown,
         seeds,
@@ -125,9 +143,10 @@ pub fn backward(
     let mut lv = vec![Vec3::zeros(); p];
     let mut du = vec![Vec3::zeros(); p];
     let Forward {
-        seeds, segments, ..
+        mut seeds,
+        segments,
+        ..
     } = forward;
-    let mut key = objective.keys.len();
     for seg in segments.into_iter().rev() {
         let records = match seg.records {
             Some(r) => r,
@@ -146,11 +165,11 @@ pub fn backward(
         };
         for (k, steps) in records.iter().enumerate().rev() {
             let n = seg.start + k;
-            while key > 0 && objective.keys[key - 1].interval == n {
-                key -= 1;
-                let (gx, gv) = &seeds[key];
-                lx.iter_mut().zip(gx).for_each(|(l, g)| *l += g);
-                lv.iter_mut().zip(gv).for_each(|(l, g)| *l += g);
+            while let Some((_, gx, gv)) = seeds.pop_if(|s| s.0 == n) {
+                lx.iter_mut().zip(&gx).for_each(|(l, g)| *l += g);
+                if let Some(gv) = gv {
+                    lv.iter_mut().zip(&gv).for_each(|(l, g)| *l += g);
+                }
             }
             du.iter_mut().for_each(|d| *d = Vec3::zeros());
             // The adjoint of one frame interval is a few solves: a stop waits for no more.

@@ -278,7 +278,10 @@ fn base_weights(
     Ok(w)
 }
 
-fn check_frame(frame: i32, (first, last): (i32, i32)) -> std::result::Result<(), String> {
+pub(crate) fn check_frame(
+    frame: i32,
+    (first, last): (i32, i32),
+) -> std::result::Result<(), String> {
     if frame > first && frame <= last {
         return Ok(());
     }

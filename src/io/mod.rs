@@ -14,6 +14,7 @@ pub mod houdini_geo;
 pub mod keyframes;
 pub mod objects;
 pub mod scene_file;
+pub mod silhouettes;
 pub mod usd;
 pub mod weld;
 

@@ -92,6 +92,13 @@ pub struct Pose {
     weights: Vec<Option<Vec<f64>>>,
 }
 
+impl Pose {
+    /// World matrix of node `node` (an index of the file's nodes).
+    pub fn node(&self, node: usize) -> Option<&Matrix4<f64>> {
+        self.world.get(node)
+    }
+}
+
 /// A decoded glTF file: evaluate any of its meshes at any time.
 #[derive(Debug, Clone)]
 pub struct GltfFile {

@@ -22,6 +22,7 @@
 //! mesh name, else the file stem; repeated names get `.1`, `.2`, ... glTF is Y-up, metres.
 mod animation;
 pub mod build;
+pub mod camera;
 mod extensions;
 mod file;
 mod mesh;
