@@ -58,6 +58,7 @@ fn blenders_alembic_body_matches_its_usd_export_at_every_frame() {
     // Both files hold Blender's f32 points and its world matrices (f64 in Alembic, f64 in
     // USD), so the world points agree to a few roundings of an f32 at the scene's size.
     let (worst, scale) = body_difference(&abc, &usd, "Tube");
+    println!("Tube, .abc vs .usda: max |d| {worst:e} m over the frames (scale {scale} m)");
     assert!(worst <= 4.0 * F32_EPS * scale, "{worst:e} at scale {scale}");
     // The garment: same role, points, faces (winding included) and UVs.
     let scene_a = abc.select(&[], &[], true).unwrap();
@@ -86,6 +87,7 @@ fn blenders_alembic_body_matches_the_usdskel_export_skinned_by_drape() {
     // drape skins the UsdSkel file itself (f64 over f32 joint matrices and weights): each
     // point is a weighted sum of up to three bones' transforms of the rest point.
     let (worst, scale) = body_difference(&abc, &skel, "Tube");
+    println!("Tube, .abc vs UsdSkel skinned by drape: max |d| {worst:e} m (scale {scale} m)");
     assert!(
         worst <= 16.0 * F32_EPS * scale,
         "{worst:e} at scale {scale}"
