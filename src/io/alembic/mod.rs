@@ -1,6 +1,7 @@
 //! Alembic archives (`.abc`, the Ogawa back end) as scenes, read by our own code from the
 //! public format description: [`ogawa`] (the container), [`core`] (objects, properties,
-//! samples, time samplings), [`geom`] (the `PolyMesh`, `SubD` and `Xform` schemas).
+//! samples, time samplings), [`pod`] (number types), [`geom`] (the `PolyMesh`, `SubD` and
+//! `Xform` schemas).
 //!
 //! * Meshes: every `PolyMesh` and `SubD` object (a SubD as its control cage) is one mesh
 //!   with one particle per Alembic point in point order, so a garment's cache has the
@@ -32,6 +33,7 @@
 pub mod core;
 pub mod geom;
 pub mod ogawa;
+pub mod pod;
 
 #[cfg(test)]
 mod tests;
