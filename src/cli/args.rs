@@ -112,8 +112,8 @@ impl From<ModelArg> for crate::pipeline::ForceModel {
 /// `drape simulate`.
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
-    /// Scene file: .gltf / .glb, .usda / .usdc / .usd, a Houdini .geo (JSON) or a .json
-    /// scene file.
+    /// Scene file: .gltf / .glb, .usda / .usdc / .usd, an Alembic .abc, a Houdini .geo (JSON)
+    /// or a .json scene file.
     pub scene: PathBuf,
     /// Node / prim / file-stem name of a garment (repeatable). Default: meshes marked as
     /// garments (glTF extras `drape.role = "garment"` or `drape_role`, USD
@@ -241,8 +241,8 @@ pub struct ControlArgs {
 /// `drape inspect`.
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// Scene file: .gltf / .glb, .usda / .usdc / .usd, a Houdini .geo (JSON) or a .json
-    /// scene file.
+    /// Scene file: .gltf / .glb, .usda / .usdc / .usd, an Alembic .abc, a Houdini .geo (JSON)
+    /// or a .json scene file.
     pub scene: PathBuf,
     /// Print JSON on stdout (docs/reference.md, "inspect --json"). Default: a readable
     /// summary.

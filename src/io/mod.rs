@@ -4,11 +4,13 @@
 //! |---|---|
 //! | `.gltf`, `.glb` | [`gltf`] |
 //! | `.usda`, `.usdc`, `.usd` (text or crate) | [`usd`] (crate files via `openusd`, [`usd::usdc`]) |
+//! | `.abc` (Alembic, Ogawa) | [`alembic`] |
 //! | `.geo` (Houdini JSON), `name.$F4.geo` sequences | [`houdini_geo`] |
 //! | `.json` scene file | [`scene_file`] |
 //!
-//! USD and Houdini meshes come through [`objects`], which picks garments (marked, or named
+//! USD, Alembic and Houdini meshes come through [`objects`], which picks garments (marked, or named
 //! with `--garment`) and bodies (every other mesh).
+pub mod alembic;
 pub mod gltf;
 pub mod houdini_geo;
 pub mod keyframes;
@@ -30,6 +32,8 @@ pub enum Format {
     Gltf,
     /// USD (`.usda`, `.usd`, `.usdc`).
     Usd,
+    /// Alembic (`.abc`, Ogawa).
+    Alembic,
     /// Houdini JSON geometry (`.geo`), possibly a `$F` sequence.
     HoudiniGeo,
     /// A drape scene file (`.json`).
@@ -47,12 +51,14 @@ impl Format {
         match ext.as_str() {
             "gltf" | "glb" => Ok(Format::Gltf),
             "usd" | "usda" | "usdc" | "usdz" => Ok(Format::Usd),
+            "abc" => Ok(Format::Alembic),
             "geo" => Ok(Format::HoudiniGeo),
             "json" => Ok(Format::SceneFile),
             _ => Err(Error::input(
                 path,
                 None,
-                "unknown scene format; give a .gltf/.glb, .usda, Houdini .geo or scene .json file",
+                "unknown scene format; give a .gltf/.glb, .usda, Alembic .abc, Houdini .geo or scene \
+                 .json file",
             )),
         }
     }
@@ -77,7 +83,8 @@ fn check_exists(path: &Path) -> Result<()> {
 /// Reading options of the command line beyond the garment and body names.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ReadOptions {
-    /// `--fps`: the rate glTF animation is sampled at (24 when `None`).
+    /// `--fps`: the rate glTF animation is sampled at (24 when `None`), and the rate
+    /// Alembic times become frames at (the archive's when `None`).
     pub fps: Option<f64>,
     /// `--animation`: the glTF clip to play (the file's first when `None`).
     pub animation: Option<String>,
@@ -130,7 +137,7 @@ pub fn inspect_scene(path: &Path, opts: &ReadOptions) -> Result<(Scene, Option<g
     }
 }
 
-/// Reads every mesh of a USD or Houdini file (not glTF, not scene files).
+/// Reads every mesh of a USD, Alembic or Houdini file (not glTF, not scene files).
 pub fn read_objects(path: &Path) -> Result<Imported> {
     read_objects_with(path, &ReadOptions::default())
 }
@@ -147,9 +154,10 @@ pub fn read_objects_with(path: &Path, options: &ReadOptions) -> Result<Imported>
             }
             Ok(imported)
         }
+        Format::Alembic => alembic::read(path, options.fps),
         Format::HoudiniGeo => houdini_geo::read(path),
         Format::Gltf | Format::SceneFile => Err(Error::Internal(format!(
-            "read_objects called on {}, which is not USD or Houdini",
+            "read_objects called on {}, which is not USD, Alembic or Houdini",
             path.display()
         ))),
     }
@@ -166,7 +174,7 @@ pub fn load_scene_with(path: &Path, options: &ReadOptions) -> Result<Scene> {
     check_exists(path)?;
     match Format::of(path)? {
         Format::Gltf => gltf::read(path),
-        Format::Usd | Format::HoudiniGeo => {
+        Format::Usd | Format::Alembic | Format::HoudiniGeo => {
             read_objects_with(path, options)?.select(&[], &[], false)
         }
         Format::SceneFile => Ok(scene_file::load(path)?.scene),
@@ -231,7 +239,7 @@ pub fn select_with(
             path,
             &opts.gltf(garments, bodies),
         )?)),
-        Format::Usd | Format::HoudiniGeo => Ok(plain(
+        Format::Usd | Format::Alembic | Format::HoudiniGeo => Ok(plain(
             read_objects_with(path, opts)?.select(garments, bodies, true)?,
         )),
         Format::SceneFile => {

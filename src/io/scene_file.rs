@@ -211,16 +211,17 @@ pub fn load(path: &Path) -> Result<LoadedScene> {
         if cache.contains_key(p) {
             return Ok(());
         }
-        let source =
-            match Format::of(p)? {
-                Format::Gltf => Source::Gltf,
-                Format::SceneFile => return Err(Error::input(
+        let source = match Format::of(p)? {
+            Format::Gltf => Source::Gltf,
+            Format::SceneFile => {
+                return Err(Error::input(
                     p,
                     None,
                     "a scene file cannot reference another scene file; list its objects directly",
-                )),
-                Format::Usd | Format::HoudiniGeo => Source::Objects(read_objects(p)?),
-            };
+                ))
+            }
+            Format::Usd | Format::Alembic | Format::HoudiniGeo => Source::Objects(read_objects(p)?),
+        };
         if let Source::Objects(o) = &source {
             fps = fps.or(o.fps);
             range = range.or(o.frame_range);

@@ -4,6 +4,7 @@
 mod common;
 mod support;
 
+mod alembic_files;
 mod cli_budgets;
 mod gltf_budgets;
 mod gltf_content;

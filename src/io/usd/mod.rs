@@ -418,7 +418,7 @@ pub const KEYFRAME_ROLE: &str = "keyframe";
 /// `<name>`, overriding a `garment` role it inherited from the garment it was duplicated
 /// from (Blender copies custom properties such as `drape_role` to duplicates), so that it
 /// is never simulated as a garment of its own.
-fn mark_keyframe_meshes(meshes: &mut [ImportedMesh]) {
+pub(crate) fn mark_keyframe_meshes(meshes: &mut [ImportedMesh]) {
     let names: Vec<String> = meshes.iter().map(|m| m.name.clone()).collect();
     for m in meshes.iter_mut() {
         let others: Vec<&str> = names
