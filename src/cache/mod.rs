@@ -63,6 +63,31 @@ pub trait CacheWriter {
     fn frames_written(&self) -> usize {
         self.partial().frames()
     }
+    /// Flushes the frames written so far to the disk, before a checkpoint names them
+    /// (docs/reference.md, "Checkpoints"). The default does nothing: the frames are then
+    /// safe from a killed process (they are in the page cache) but not from a power cut.
+    fn sync(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A writer that continues the partial cache of an interrupted bake (`--resume`).
+pub trait Reopen: CacheWriter + Sized {
+    /// Takes over the `<out>.partial` an interrupted bake of the same cache (`meta`) left,
+    /// keeping its first `frames` frames and cutting what follows them, so that the frames
+    /// written next continue it and the finished cache is byte for byte that of a bake
+    /// never stopped. An input error if the partial file is missing, holds fewer frames,
+    /// or is not such a cache.
+    fn reopen(out: &Path, meta: &CacheMeta, frames: usize) -> Result<Self>;
+}
+
+/// The error of a partial cache that cannot be continued: `why`.
+pub(crate) fn not_continued(path: &Path, why: &str) -> Error {
+    Error::input(
+        path,
+        None,
+        format!("{why}, so the bake cannot continue from its checkpoint"),
+    )
 }
 
 /// What a writer needs to know besides the points of each frame.
@@ -268,6 +293,17 @@ pub fn create(out: &Path, meta: &CacheMeta) -> Result<Box<dyn CacheWriter>> {
         Format::Mdd => Box::new(mdd::MddWriter::create(out, meta)?),
         Format::Usda => Box::new(usd::UsdaWriter::create(out, meta)?),
         Format::Geo => Box::new(houdini_geo::GeoWriter::create(out, meta)?),
+    })
+}
+
+/// Reopens the partial cache of `out` at `frames` finished frames ([`Reopen`]), the
+/// writer chosen by extension as [`create`] chooses it.
+pub fn reopen(out: &Path, meta: &CacheMeta, frames: usize) -> Result<Box<dyn CacheWriter>> {
+    Ok(match Format::of(out)? {
+        Format::Pc2 => Box::new(pc2::Pc2Writer::reopen(out, meta, frames)?),
+        Format::Mdd => Box::new(mdd::MddWriter::reopen(out, meta, frames)?),
+        Format::Usda => Box::new(usd::UsdaWriter::reopen(out, meta, frames)?),
+        Format::Geo => Box::new(houdini_geo::GeoWriter::reopen(out, meta, frames)?),
     })
 }
 
