@@ -25,6 +25,7 @@
 //! Keyframe control ([`crate::control`]) bakes its controlled run here
 //! ([`Track::control`]) and advances its optimiser's forward runs with the same
 //! [`advance_frame`]; the benchmarks time a bake without caches ([`crate::bench`]).
+mod checkpoint;
 mod events;
 mod outputs;
 mod prepare;
@@ -34,6 +35,7 @@ mod transform;
 mod tests;
 
 pub use crate::stop::Stop;
+pub use checkpoint::{build, checkpoint_path, Every, Fingerprint, AUTO_RATIO};
 pub use events::{sum, Failure, Frame, Observer, Outputs, Start};
 pub use outputs::file_name;
 pub use prepare::{
@@ -165,6 +167,11 @@ pub struct Bake<'a> {
     abandoned: bool,
     /// Replace partial caches earlier bakes left (`--force`).
     force: bool,
+    /// Replace partial caches earlier bakes left, the outputs themselves not (`--resume`
+    /// without a checkpoint to continue).
+    force_partial: bool,
+    /// Where and how often checkpoints are written (none without caches).
+    checkpoints: Option<checkpoint::Checkpoints>,
 }
 
 impl<'a> Bake<'a> {
@@ -182,7 +189,15 @@ impl<'a> Bake<'a> {
             finished: false,
             abandoned: false,
             force: false,
+            force_partial: false,
+            checkpoints: None,
         }
+    }
+
+    /// Writes no checkpoint (a bake whose simulators are replaced after preparing, as
+    /// keyframe control's, cannot be resumed from one).
+    pub fn without_checkpoints(&mut self) {
+        self.checkpoints = None;
     }
 
     /// Inclusive frame range.
@@ -264,6 +279,12 @@ impl<'a> Bake<'a> {
         self.open()?;
         match self.frames_loop(observer, stop) {
             Ok(Some(after_frame)) => {
+                // Stopped at a frame boundary: the state there is kept for --resume.
+                if !self.abandoned {
+                    if let Some(w) = self.checkpoint(0.0, true) {
+                        observer.warning(&w);
+                    }
+                }
                 self.report_kept(observer);
                 Ok(Outcome::Stopped {
                     after_frame,
@@ -279,6 +300,7 @@ impl<'a> Bake<'a> {
                     }
                 }
                 self.finished = true;
+                self.remove_checkpoint();
                 observer.done(&Outputs { paths, frames });
                 Ok(Outcome::Finished)
             }
@@ -289,16 +311,22 @@ impl<'a> Bake<'a> {
         }
     }
 
-    /// Creates the cache writers not yet open.
+    /// Creates the cache writers not yet open; a bake that starts anew removes the
+    /// checkpoint an earlier bake of its outputs left.
     fn open(&mut self) -> Result<()> {
         let (first, total) = (self.frames.0, self.total());
+        let mut created = false;
         for t in &mut self.tracks {
             if let Some(c) = t.cache.as_mut().filter(|c| c.writer.is_none()) {
                 let mut meta =
                     CacheMeta::for_garment(t.garment, first, total, self.fps, self.cache_up);
-                meta.replace_partial = self.force;
+                meta.replace_partial = self.force || self.force_partial;
                 c.writer = Some(cache::create(&c.path, &meta)?);
+                created = true;
             }
+        }
+        if created && self.done == 0 {
+            self.remove_checkpoint();
         }
         Ok(())
     }
@@ -366,13 +394,19 @@ impl<'a> Bake<'a> {
                 stats.push((garment.name.as_str(), s));
             }
             self.done += 1;
+            let seconds = started.elapsed().as_secs_f64();
             observer.frame(&Frame {
                 frame,
                 done: self.done,
                 total,
-                seconds: started.elapsed().as_secs_f64(),
+                seconds,
                 garments: &stats,
             });
+            if self.done < total {
+                if let Some(w) = self.checkpoint(seconds, false) {
+                    observer.warning(&w);
+                }
+            }
         }
         Ok(None)
     }

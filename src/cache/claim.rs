@@ -124,8 +124,9 @@ pub fn reclaim(path: &Path) -> Result<File> {
             ))
         }
         found => {
-            return Err(refusal(path, found, false)
-                .unwrap_or_else(|| Error::Internal("reclaim".into())))
+            return Err(
+                refusal(path, found, false).unwrap_or_else(|| Error::Internal("reclaim".into()))
+            )
         }
     }
     let file = open_existing(path).map_err(|e| Error::Output {

@@ -113,7 +113,10 @@ impl Reopen for MddWriter {
         let count = i32::from_be_bytes([head[0], head[1], head[2], head[3]]).max(0) as usize;
         let points = i32::from_be_bytes([head[4], head[5], head[6], head[7]]);
         if read.is_err() || points as usize != meta.points || count > meta.frames {
-            return Err(not_continued(&path, "is an MDD cache of other points or frames"));
+            return Err(not_continued(
+                &path,
+                "is an MDD cache of other points or frames",
+            ));
         }
         let frame_bytes = (meta.points * 12) as u64;
         let len = file.len().map_err(write_error(&path))?;
@@ -129,7 +132,11 @@ impl Reopen for MddWriter {
             times.extend_from_slice(&(time as f32).to_be_bytes());
         }
         let size = data_at(meta.frames) + meta.frames as u64 * frame_bytes;
-        let (from, to, total) = (data_at(count), data_at(meta.frames), frames as u64 * frame_bytes);
+        let (from, to, total) = (
+            data_at(count),
+            data_at(meta.frames),
+            frames as u64 * frame_bytes,
+        );
         let laid_out = (|| {
             if from != to {
                 // Hidden first (a file of no frame is valid whatever follows), then moved

@@ -189,7 +189,18 @@ impl Format {
 /// `$F` field in its file name), its directory exists and is writable, no other bake is
 /// writing it, and unless `force` neither it (for a sequence: any frame file of its
 /// pattern, whatever the frame) nor a partial file of an earlier bake exists.
-pub fn check_output(out: &Path, force: bool, (first, last): (i32, i32)) -> Result<()> {
+pub fn check_output(out: &Path, force: bool, frames: (i32, i32)) -> Result<()> {
+    check(out, force, frames, false)
+}
+
+/// [`check_output`] for `--resume`: a partial file an earlier bake left is no obstacle
+/// (the bake continues it, or replaces it when there is no checkpoint to continue).
+pub fn check_resumable_output(out: &Path, force: bool, frames: (i32, i32)) -> Result<()> {
+    check(out, force, frames, true)
+}
+
+/// [`check_output`], an earlier bake's partial file allowed if `resume`.
+fn check(out: &Path, force: bool, (first, last): (i32, i32), resume: bool) -> Result<()> {
     let format = Format::of(out)?;
     let pattern = match format {
         Format::Geo => Some(FramePattern::parse(out)?),
@@ -216,7 +227,7 @@ pub fn check_output(out: &Path, force: bool, (first, last): (i32, i32)) -> Resul
     }
     probe_writable(out, &dir)?;
     let partial = partial_path(out);
-    if let Some(e) = claim::refusal(&partial, claim::inspect(&partial), force) {
+    if let Some(e) = claim::refusal(&partial, claim::inspect(&partial), force || resume) {
         return Err(e);
     }
     let existing = match &pattern {

@@ -59,13 +59,17 @@ impl Reopen for Pc2Writer {
         let path = file.path().to_path_buf();
         let mut head = [0u8; HEADER as usize];
         let read = file.read_at(0, &mut head);
-        let i32_at = |o: usize| i32::from_le_bytes([head[o], head[o + 1], head[o + 2], head[o + 3]]);
+        let i32_at =
+            |o: usize| i32::from_le_bytes([head[o], head[o + 1], head[o + 2], head[o + 3]]);
         if read.is_err() || &head[..12] != b"POINTCACHE2\0" {
             return Err(not_continued(&path, "is not a PC2 file"));
         }
         let start = f32::from_le_bytes([head[20], head[21], head[22], head[23]]);
         if i32_at(16) as usize != meta.points || start != meta.start_frame as f32 {
-            return Err(not_continued(&path, "is a PC2 cache of other points or frames"));
+            return Err(not_continued(
+                &path,
+                "is a PC2 cache of other points or frames",
+            ));
         }
         let valid = HEADER + (frames * meta.points * 12) as u64;
         let len = file.len().map_err(write_error(&path))?;

@@ -238,7 +238,9 @@ impl Reopen for UsdaWriter {
         let read = file.read_at(0, &mut found);
         let head = l.end_code_at as usize;
         let (rest, upto) = (extent_end as usize, l.samples_at as usize);
-        if read.is_err() || found[..head] != header[..head] || found[rest..upto] != header[rest..upto]
+        if read.is_err()
+            || found[..head] != header[..head]
+            || found[rest..upto] != header[rest..upto]
         {
             return Err(not_continued(&path, "is not the .usda cache of this bake"));
         }
@@ -251,11 +253,17 @@ impl Reopen for UsdaWriter {
             let mut line = Vec::new();
             for k in 0..frames {
                 line.clear();
-                let n = lines.read_until(b'\n', &mut line).map_err(write_error(&path))?;
+                let n = lines
+                    .read_until(b'\n', &mut line)
+                    .map_err(write_error(&path))?;
                 let prefix = format!("       {}: [", meta.start_frame + k as i32);
                 let close = line.iter().position(|&b| b == b']');
                 match close {
-                    Some(c) if line.ends_with(b"\n") && line[0] == b' ' && line[1..].starts_with(prefix.as_bytes()) => {
+                    Some(c)
+                        if line.ends_with(b"\n")
+                            && line[0] == b' '
+                            && line[1..].starts_with(prefix.as_bytes()) =>
+                    {
                         samples.push((at, c + 2));
                         at += n as u64;
                     }
@@ -273,7 +281,12 @@ impl Reopen for UsdaWriter {
         let code = format!("{:<w$}", last.max(meta.start_frame), w = TIME_CODE_WIDTH);
         (file.truncate(at))
             .and_then(|()| file.write_at(at - 5, CLOSE.as_bytes()))
-            .and_then(|()| file.write_at(l.extent_at + (frames * EXTENT_LINE) as u64, blank.as_bytes()))
+            .and_then(|()| {
+                file.write_at(
+                    l.extent_at + (frames * EXTENT_LINE) as u64,
+                    blank.as_bytes(),
+                )
+            })
             .and_then(|()| file.write_at(l.end_code_at, code.as_bytes()))
             .map_err(write_error(&path))?;
         Ok(UsdaWriter::over(file, meta, &l, samples, at))

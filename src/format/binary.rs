@@ -172,7 +172,11 @@ impl<T: Persist> Persist for Option<T> {
         }
     }
     fn load(r: &mut Reader) -> Result<Self, Damaged> {
-        Ok(if bool::load(r)? { Some(T::load(r)?) } else { None })
+        Ok(if bool::load(r)? {
+            Some(T::load(r)?)
+        } else {
+            None
+        })
     }
 }
 
@@ -291,7 +295,10 @@ mod tests {
         }
         let mut huge = Writer::new();
         huge.put(&u64::MAX);
-        assert_eq!(Reader::new(&huge.into_bytes()).get::<Vec<u8>>(), Err(Damaged));
+        assert_eq!(
+            Reader::new(&huge.into_bytes()).get::<Vec<u8>>(),
+            Err(Damaged)
+        );
     }
 
     #[test]
