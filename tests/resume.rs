@@ -137,6 +137,12 @@ fn a_bdf2_bake_killed_and_resumed_is_byte_identical() {
 }
 
 #[test]
+fn a_projective_bake_killed_and_resumed_is_byte_identical() {
+    // Its factor is shared by steps within rounding of the one it was built for.
+    killed_and_resumed("pc2", "projective", "1", 6);
+}
+
+#[test]
 fn an_interrupted_bake_exits_130_and_resumes_byte_identical() {
     let dir = tempfile::tempdir().unwrap();
     let scene = fixture("skirt_on_character.gltf");

@@ -159,7 +159,7 @@ impl Checkpoints {
         self.since += seconds;
         match self.every {
             Every::Frames(0) => false,
-            Every::Frames(n) => simulated % n == 0,
+            Every::Frames(n) => simulated.is_multiple_of(n),
             Every::Auto => self.cost.is_none_or(|c| self.since >= AUTO_RATIO * c),
         }
     }
@@ -181,7 +181,8 @@ impl<'a> Bake<'a> {
     pub(super) fn checkpoint(&mut self, seconds: f64, force: bool) -> Option<String> {
         let simulated = self.done.saturating_sub(1);
         let c = self.checkpoints.as_mut()?;
-        if !c.due(simulated, seconds) && !(force && c.every != Every::Frames(0)) {
+        let wanted = c.due(simulated, seconds) || (force && c.every != Every::Frames(0));
+        if !wanted {
             return None;
         }
         let started = Instant::now();

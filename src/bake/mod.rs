@@ -8,12 +8,18 @@
 //!        announce     Observer::start, the initial-state warnings
 //!        open         one CacheWriter per garment (frames go to <out>.partial)
 //!        frame A      every garment as given (nothing simulated)
-//!        frame f > A  stop requested? → Outcome::Stopped
+//!        frame f > A  stop requested? → checkpoint, Outcome::Stopped
 //!                     per garment: advance_frame (control forces of interval f − A − 1,
 //!                     one frame of 1/fps s), world → cache space, write
-//!                     Observer::frame
-//!        finish       partial files renamed over the outputs, Observer::done
+//!                     Observer::frame; a checkpoint when one is due
+//!        finish       partial files renamed over the outputs, checkpoint removed,
+//!                     Observer::done
 //! ```
+//!
+//! With `--resume`, [`Bake::prepare`] continues an interrupted bake: it checks the
+//! checkpoint against the build, scene and options, takes over the partial caches cut
+//! back to its frame and restores the simulators (`checkpoint.rs`); the run then goes on
+//! from the next frame.
 //!
 //! A stop ([`Stop`], read at every frame boundary and, through every simulator, inside
 //! the frame: [`crate::stop`]) or a failure leaves every cache's partial file valid with

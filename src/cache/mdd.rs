@@ -119,7 +119,7 @@ impl Reopen for MddWriter {
             ));
         }
         let frame_bytes = (meta.points * 12) as u64;
-        let len = file.len().map_err(write_error(&path))?;
+        let len = file.size().map_err(write_error(&path))?;
         if count < frames || len < data_at(count) + frames as u64 * frame_bytes {
             return Err(not_continued(
                 &path,

@@ -91,7 +91,7 @@ impl PartialFile {
     }
 
     /// Length of the file in bytes.
-    pub fn len(&self) -> std::io::Result<u64> {
+    pub fn size(&self) -> std::io::Result<u64> {
         Ok(self.file.metadata()?.len())
     }
 

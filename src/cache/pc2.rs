@@ -72,7 +72,7 @@ impl Reopen for Pc2Writer {
             ));
         }
         let valid = HEADER + (frames * meta.points * 12) as u64;
-        let len = file.len().map_err(write_error(&path))?;
+        let len = file.size().map_err(write_error(&path))?;
         if (i32_at(28).max(0) as usize) < frames || len < valid {
             return Err(not_continued(
                 &path,

@@ -27,7 +27,7 @@ impl Writer {
     }
 
     /// Appends `value`.
-    pub fn put<T: Persist + ?Sized>(&mut self, value: &T) {
+    pub fn put<T: Persist>(&mut self, value: &T) {
         value.save(self);
     }
 

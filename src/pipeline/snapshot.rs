@@ -15,7 +15,8 @@
 //! solver         last Δv (a warm start's guess), self-contact springs of the system,
 //!                the preconditioner's adaptive switch
 //! step control   step size, calm steps counted, growth wait (Baraff §7)
-//! integrator     BDF2's previous state and step
+//! integrator     BDF2's previous state and step; the step projective dynamics'
+//!                factor was built for (steps within rounding of it share it)
 //! diagnostics    the last stretch jump (read by step control), the particle last stuck
 //! ```
 //! What is left out is rebuilt identically from the model or refilled before it is read
@@ -52,8 +53,10 @@ impl Simulator {
         w.put(&self.scratch.pcg.factor().switched_to_complete());
         w.put(&self.step_control);
         w.put(&integrator_tag(&self.integrator));
-        if let IntegratorState::Bdf2(b) = &self.integrator {
-            w.put(&b.history);
+        match &self.integrator {
+            IntegratorState::Bdf2(b) => w.put(&b.history),
+            IntegratorState::Projective(p) => w.put(&p.factor_step()),
+            _ => {}
         }
         w.put(&self.diagnostics.last_jump);
         w.put(&self.diagnostics.stuck);
@@ -107,9 +110,13 @@ impl Simulator {
         if r.get::<u8>()? != integrator_tag(&self.integrator) {
             return Err(Damaged);
         }
-        if let IntegratorState::Bdf2(b) = &mut self.integrator {
-            b.history = r.get()?;
-            b.terms = None;
+        match &mut self.integrator {
+            IntegratorState::Bdf2(b) => {
+                b.history = r.get()?;
+                b.terms = None;
+            }
+            IntegratorState::Projective(p) => p.restore_factor_step(r.get()?),
+            _ => {}
         }
         self.diagnostics.last_jump = r.get()?;
         self.diagnostics.stuck = r.get()?;
