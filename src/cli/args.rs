@@ -206,7 +206,7 @@ pub struct SimulateArgs {
     /// Continue an interrupted bake (SIGINT, SIGTERM, SIGKILL, power cut) from its
     /// checkpoint and partial caches, byte for byte as if it had never stopped; without a
     /// checkpoint, start from the first frame (so a farm task can always pass it). A
-    /// checkpoint of another build, scene or option set is refused (exit 2).
+    /// checkpoint of another build, scene or option set is refused (exit 2). Default: off.
     #[arg(long)]
     pub resume: bool,
 }
