@@ -8,12 +8,18 @@
 //!        announce     Observer::start, the initial-state warnings
 //!        open         one CacheWriter per garment (frames go to <out>.partial)
 //!        frame A      every garment as given (nothing simulated)
-//!        frame f > A  stop requested? → Outcome::Stopped
+//!        frame f > A  stop requested? → checkpoint, Outcome::Stopped
 //!                     per garment: advance_frame (control forces of interval f − A − 1,
 //!                     one frame of 1/fps s), world → cache space, write
-//!                     Observer::frame
-//!        finish       partial files renamed over the outputs, Observer::done
+//!                     Observer::frame; a checkpoint when one is due
+//!        finish       partial files renamed over the outputs, checkpoint removed,
+//!                     Observer::done
 //! ```
+//!
+//! With `--resume`, [`Bake::prepare`] continues an interrupted bake: it checks the
+//! checkpoint against the build, scene and options, takes over the partial caches cut
+//! back to its frame and restores the simulators (`checkpoint.rs`); the run then goes on
+//! from the next frame.
 //!
 //! A stop ([`Stop`], read at every frame boundary and, through every simulator, inside
 //! the frame: [`crate::stop`]) or a failure leaves every cache's partial file valid with
@@ -25,6 +31,7 @@
 //! Keyframe control ([`crate::control`]) bakes its controlled run here
 //! ([`Track::control`]) and advances its optimiser's forward runs with the same
 //! [`advance_frame`]; the benchmarks time a bake without caches ([`crate::bench`]).
+mod checkpoint;
 mod events;
 mod outputs;
 mod prepare;
@@ -34,6 +41,7 @@ mod transform;
 mod tests;
 
 pub use crate::stop::Stop;
+pub use checkpoint::{build, checkpoint_path, Every, Fingerprint, AUTO_RATIO};
 pub use events::{sum, Failure, Frame, Observer, Outputs, Start};
 pub use outputs::file_name;
 pub(crate) use outputs::lexical;
@@ -166,6 +174,11 @@ pub struct Bake<'a> {
     abandoned: bool,
     /// Replace partial caches earlier bakes left (`--force`).
     force: bool,
+    /// Replace partial caches earlier bakes left, the outputs themselves not (`--resume`
+    /// without a checkpoint to continue).
+    force_partial: bool,
+    /// Where and how often checkpoints are written (none without caches).
+    checkpoints: Option<checkpoint::Checkpoints>,
 }
 
 impl<'a> Bake<'a> {
@@ -183,7 +196,15 @@ impl<'a> Bake<'a> {
             finished: false,
             abandoned: false,
             force: false,
+            force_partial: false,
+            checkpoints: None,
         }
+    }
+
+    /// Writes no checkpoint (a bake whose simulators are replaced after preparing, as
+    /// keyframe control's, cannot be resumed from one).
+    pub fn without_checkpoints(&mut self) {
+        self.checkpoints = None;
     }
 
     /// Inclusive frame range.
@@ -265,6 +286,12 @@ impl<'a> Bake<'a> {
         self.open()?;
         match self.frames_loop(observer, stop) {
             Ok(Some(after_frame)) => {
+                // Stopped at a frame boundary: the state there is kept for --resume.
+                if !self.abandoned {
+                    if let Some(w) = self.checkpoint(0.0, true) {
+                        observer.warning(&w);
+                    }
+                }
                 self.report_kept(observer);
                 Ok(Outcome::Stopped {
                     after_frame,
@@ -280,6 +307,7 @@ impl<'a> Bake<'a> {
                     }
                 }
                 self.finished = true;
+                self.remove_checkpoint();
                 observer.done(&Outputs { paths, frames });
                 Ok(Outcome::Finished)
             }
@@ -290,16 +318,22 @@ impl<'a> Bake<'a> {
         }
     }
 
-    /// Creates the cache writers not yet open.
+    /// Creates the cache writers not yet open; a bake that starts anew removes the
+    /// checkpoint an earlier bake of its outputs left.
     fn open(&mut self) -> Result<()> {
         let (first, total) = (self.frames.0, self.total());
+        let mut created = false;
         for t in &mut self.tracks {
             if let Some(c) = t.cache.as_mut().filter(|c| c.writer.is_none()) {
                 let mut meta =
                     CacheMeta::for_garment(t.garment, first, total, self.fps, self.cache_up);
-                meta.replace_partial = self.force;
+                meta.replace_partial = self.force || self.force_partial;
                 c.writer = Some(cache::create(&c.path, &meta)?);
+                created = true;
             }
+        }
+        if created && self.done == 0 {
+            self.remove_checkpoint();
         }
         Ok(())
     }
@@ -367,13 +401,19 @@ impl<'a> Bake<'a> {
                 stats.push((garment.name.as_str(), s));
             }
             self.done += 1;
+            let seconds = started.elapsed().as_secs_f64();
             observer.frame(&Frame {
                 frame,
                 done: self.done,
                 total,
-                seconds: started.elapsed().as_secs_f64(),
+                seconds,
                 garments: &stats,
             });
+            if self.done < total {
+                if let Some(w) = self.checkpoint(seconds, false) {
+                    observer.warning(&w);
+                }
+            }
         }
         Ok(None)
     }

@@ -7,6 +7,7 @@
 //! directory exists and is writable, no overwrite without `force`), then the cloth models
 //! are built and the simulators set up with their bodies and pin animations. The caches
 //! are opened only when the bake runs.
+use super::checkpoint::{checkpoint_path, Checkpoints, Every, Fingerprint};
 use super::{Bake, CacheTransform, Track};
 use crate::cache;
 use crate::error::{Error, Result};
@@ -83,6 +84,12 @@ pub struct BakeSettings {
     pub out: Option<PathBuf>,
     /// Overwrite existing caches. Default: false (an existing output is a usage error).
     pub force: bool,
+    /// When checkpoints are written (docs/reference.md, "Checkpoints"). Default:
+    /// [`Every::Auto`], under 2% of the bake.
+    pub checkpoint_every: Every,
+    /// Continue an interrupted bake from its checkpoint and partial caches, or start from
+    /// the first frame when there is no checkpoint (`--resume`). Default: false.
+    pub resume: bool,
 }
 
 impl Default for BakeSettings {
@@ -101,6 +108,8 @@ impl Default for BakeSettings {
             up: None,
             out: None,
             force: false,
+            checkpoint_every: Every::Auto,
+            resume: false,
         }
     }
 }
@@ -128,7 +137,11 @@ impl<'a> Bake<'a> {
             &selected.garment_settings,
         )?;
         for out in &outputs {
-            cache::check_output(out, settings.force, (first, last))?;
+            if settings.resume {
+                cache::check_resumable_output(out, settings.force, (first, last))?;
+            } else {
+                cache::check_output(out, settings.force, (first, last))?;
+            }
         }
         let mut params = SolverParams::new(fps, s.up.vector());
         if let Some(h) = settings.max_step.or(selected.max_step) {
@@ -148,6 +161,11 @@ impl<'a> Bake<'a> {
         params.model = settings.model;
         let cache_up = settings.up.unwrap_or(s.up);
 
+        let fingerprint = Fingerprint::new(
+            selected,
+            options(settings, (first, last), fps, &params, cache_up),
+        );
+        let checkpoint = outputs.first().map(|o| checkpoint_path(o));
         let mut tracks = Vec::new();
         let mut warnings = s.size_warnings(settings.scale);
         for (i, (garment, out)) in s.garments.iter().zip(outputs).enumerate() {
@@ -172,8 +190,45 @@ impl<'a> Bake<'a> {
         let mut bake = Bake::new(tracks, (first, last), fps, cache_up);
         bake.warnings = warnings;
         bake.force = settings.force;
+        bake.checkpoints =
+            checkpoint.map(|path| Checkpoints::new(path, settings.checkpoint_every, fingerprint));
+        if settings.resume {
+            bake.resume()?;
+        }
         Ok(bake)
     }
+}
+
+/// `(flag, value)` of every option of a bake that changes its result, as resolved against
+/// the scene: what a checkpoint must match ([`Fingerprint`]).
+fn options(
+    settings: &BakeSettings,
+    (first, last): (i32, i32),
+    fps: f64,
+    params: &SolverParams,
+    up: UpAxis,
+) -> Vec<(String, String)> {
+    let lower = |d: &dyn std::fmt::Debug| format!("{d:?}").to_lowercase();
+    [
+        ("--frames", format!("{first}..{last}")),
+        ("--fps", fps.to_string()),
+        ("--material", format!("{:?}", settings.material)),
+        ("--uv-scale", lower(&settings.uv_scale)),
+        ("--rest", lower(&settings.rest)),
+        ("--max-step", params.max_step.to_string()),
+        (
+            "--wind",
+            format!("{:?}", settings.wind.map(|w| [w.x, w.y, w.z])),
+        ),
+        ("--integrator", lower(&settings.integrator)),
+        ("--model", lower(&settings.model)),
+        ("--scale", settings.scale.to_string()),
+        ("--up", lower(&up)),
+        ("(solver settings)", format!("{params:?}")),
+    ]
+    .into_iter()
+    .map(|(f, v)| (f.to_string(), v))
+    .collect()
 }
 
 /// The simulator of `garment` before its bodies: its cloth model, material, pins and solver

@@ -9,17 +9,11 @@ use super::manifest::{Manifest, Shot};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// Whether this build's `drape simulate` takes `--resume` (continue from
-/// `<out>.checkpoint` and `<out>.partial`) and `--progress plain`. Without them a retried
-/// shot starts again from its first frame with `--force`, which replaces its partial
-/// cache; the finished cache is the same either way.
-pub const SIMULATE_RESUMES: bool = false;
-
 /// The flags that end every shot's command line: `--resume` (an unfinished bake
-/// continues, a new one starts), or `--force` when the batch is forced (every shot baked
-/// again from its first frame) or this build cannot resume ([`SIMULATE_RESUMES`]).
+/// continues from `<out>.checkpoint` and its partial cache, a new one starts), or
+/// `--force` when the batch is forced (every shot baked again from its first frame).
 pub fn continue_flags(force: bool) -> &'static [&'static str] {
-    if force || !SIMULATE_RESUMES {
+    if force {
         &["--force"]
     } else {
         &["--resume"]
@@ -27,14 +21,9 @@ pub fn continue_flags(force: bool) -> &'static [&'static str] {
 }
 
 /// The progress flags of a farm task: `--progress plain` (`PROGRESS: N%` and
-/// `OUTPUT_FILE:` lines that Deadline and Houdini PDG read) where the build has it, else
-/// the default (a `wrote` line per cache).
+/// `OUTPUT_FILE:` lines that Deadline and Houdini PDG read).
 pub fn farm_progress() -> &'static [&'static str] {
-    if SIMULATE_RESUMES {
-        &["--progress", "plain"]
-    } else {
-        &[]
-    }
+    &["--progress", "plain"]
 }
 
 /// The arguments after the binary of `shot`'s bake: `simulate SCENE -o OUT [--frames

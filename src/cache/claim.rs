@@ -148,6 +148,32 @@ fn put_in_place(path: &Path, new: &Path, force: bool) -> Result<()> {
     ))
 }
 
+/// Takes over the partial file an interrupted bake left at `path`, keeping its bytes, to
+/// continue it (`--resume`): locked by this process like [`claim`]; refused if another
+/// bake writes it, if it is a link or not a file, or if there is none.
+pub fn reclaim(path: &Path) -> Result<File> {
+    match inspect(path) {
+        Found::Stale => {}
+        Found::Nothing => {
+            return Err(Error::input(
+                path,
+                None,
+                "is missing, so the bake cannot continue from its checkpoint",
+            ))
+        }
+        found => {
+            return Err(
+                refusal(path, found, false).unwrap_or_else(|| Error::Internal("reclaim".into()))
+            )
+        }
+    }
+    let file = open_existing(path).map_err(|e| Error::Output {
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    lock(path, file)
+}
+
 /// `path` created new, not following a link.
 pub fn create_new(path: &Path) -> std::io::Result<File> {
     OpenOptions::new()

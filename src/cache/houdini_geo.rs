@@ -30,8 +30,8 @@
 //! interrupted or failed bake leaves the finished frames as `shirt.0001.geo.partial`, ...
 //! and never mixes them into an existing sequence. A bake with `--force` over an existing
 //! sequence removes, when it finishes, that sequence's frames it did not write again.
-use super::partial::{Partial, PartialSequence};
-use super::{CacheMeta, CacheWriter};
+use super::partial::{write_error, Partial, PartialSequence};
+use super::{CacheMeta, CacheWriter, Reopen};
 use crate::error::{Error, Result};
 use crate::format::text::{bounds, check_finite, f32_text, to_f32};
 use crate::Vec3;
@@ -59,6 +59,17 @@ pub struct GeoWriter {
 impl GeoWriter {
     /// Prepares the sequence `out` (a path with a `$F` field); writes nothing yet.
     pub fn create(out: &Path, meta: &CacheMeta) -> Result<Self> {
+        GeoWriter::with_files(out, meta, || {
+            PartialSequence::new(out, meta.replace_partial)
+        })
+    }
+
+    /// The writer of `meta`'s frames, to the sequence `files` opens.
+    fn with_files(
+        out: &Path,
+        meta: &CacheMeta,
+        files: impl FnOnce() -> Result<PartialSequence>,
+    ) -> Result<Self> {
         let faces = &meta.faces;
         // Vertices in Houdini winding: each polygon's corners reversed.
         let mut order = Vec::with_capacity(faces.points.len());
@@ -106,7 +117,7 @@ impl GeoWriter {
         );
         primitives.push_str("]\n\t\t]\n\t]\n]\n");
         Ok(GeoWriter {
-            files: PartialSequence::new(out, meta.replace_partial)?,
+            files: files()?,
             start_frame: meta.start_frame,
             points: meta.points,
             counts: (faces.counts.len(), order.len()),
@@ -151,6 +162,17 @@ impl GeoWriter {
     }
 }
 
+impl Reopen for GeoWriter {
+    /// Keeps the `frames` partial frame files from the first frame on (each must be
+    /// there) and removes those after them.
+    fn reopen(out: &Path, meta: &CacheMeta, frames: usize) -> Result<Self> {
+        let last = meta.start_frame + meta.frames as i32 - 1;
+        GeoWriter::with_files(out, meta, || {
+            PartialSequence::reopen(out, meta.replace_partial, meta.start_frame, frames, last)
+        })
+    }
+}
+
 impl CacheWriter for GeoWriter {
     fn write_frame(&mut self, points: &[Vec3]) -> Result<()> {
         if points.len() != self.points {
@@ -173,6 +195,11 @@ impl CacheWriter for GeoWriter {
 
     fn partial(&self) -> &dyn Partial {
         &self.files
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        let path = self.files.path().to_path_buf();
+        self.files.sync().map_err(write_error(&path))
     }
 }
 

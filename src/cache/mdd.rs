@@ -16,8 +16,8 @@
 //! rename. When a bake stops early in an orderly way (a signal, an error, a full disk),
 //! the writer trims the partial file to the frames it finished: their points move back by
 //! the unused part of the time table, the frame count becomes theirs, the rest is cut.
-use super::partial::{Partial, PartialFile};
-use super::{CacheMeta, CacheWriter};
+use super::partial::{write_error, Partial, PartialFile};
+use super::{not_continued, CacheMeta, CacheWriter, Reopen};
 use crate::error::{Error, Result};
 pub use crate::format::mdd::read;
 use crate::Vec3;
@@ -100,6 +100,71 @@ impl MddWriter {
     }
 }
 
+impl Reopen for MddWriter {
+    /// Checks the header (points, frame count, size), then lays the file out for the whole
+    /// range again: a file trimmed when its bake stopped has its `frames` finished frames
+    /// moved back behind the full time table; frames after them are left to be
+    /// overwritten.
+    fn reopen(out: &Path, meta: &CacheMeta, frames: usize) -> Result<Self> {
+        let mut file = PartialFile::reopen(out, frames)?;
+        let path = file.path().to_path_buf();
+        let mut head = [0u8; 8];
+        let read = file.read_at(0, &mut head);
+        let count = i32::from_be_bytes([head[0], head[1], head[2], head[3]]).max(0) as usize;
+        let points = i32::from_be_bytes([head[4], head[5], head[6], head[7]]);
+        if read.is_err() || points as usize != meta.points || count > meta.frames {
+            return Err(not_continued(
+                &path,
+                "is an MDD cache of other points or frames",
+            ));
+        }
+        let frame_bytes = (meta.points * 12) as u64;
+        let len = file.size().map_err(write_error(&path))?;
+        if count < frames || len < data_at(count) + frames as u64 * frame_bytes {
+            return Err(not_continued(
+                &path,
+                &format!("holds fewer than the checkpoint's {frames} frames"),
+            ));
+        }
+        let mut times = Vec::with_capacity(4 * meta.frames);
+        for k in 0..meta.frames {
+            let time = (f64::from(meta.start_frame) + k as f64) / meta.fps;
+            times.extend_from_slice(&(time as f32).to_be_bytes());
+        }
+        let size = data_at(meta.frames) + meta.frames as u64 * frame_bytes;
+        let (from, to, total) = (
+            data_at(count),
+            data_at(meta.frames),
+            frames as u64 * frame_bytes,
+        );
+        let laid_out = (|| {
+            if from != to {
+                // Hidden first (a file of no frame is valid whatever follows), then moved
+                // back to front: the target lies after the source.
+                file.write_at(0, &0i32.to_be_bytes())?;
+                file.truncate(size.max(len))?;
+                let mut buf = vec![0u8; 1 << 20];
+                let mut left = total;
+                while left > 0 {
+                    let n = buf.len().min(left as usize);
+                    left -= n as u64;
+                    file.read_at(from + left, &mut buf[..n])?;
+                    file.write_at(to + left, &buf[..n])?;
+                }
+            }
+            file.truncate(size)?;
+            file.write_at(8, &times)?;
+            file.write_at(0, &(meta.frames as i32).to_be_bytes())
+        })();
+        laid_out.map_err(write_error(&path))?;
+        Ok(MddWriter {
+            file: Some(file),
+            points: meta.points,
+            frames: meta.frames,
+        })
+    }
+}
+
 /// Byte offset of the point data of a file of `frames` frames.
 fn data_at(frames: usize) -> u64 {
     8 + 4 * frames as u64
@@ -139,6 +204,13 @@ impl CacheWriter for MddWriter {
             )));
         }
         file.publish()
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        match &self.file {
+            Some(f) => f.sync().map_err(write_error(f.path())),
+            None => Ok(()),
+        }
     }
 
     fn partial(&self) -> &dyn Partial {

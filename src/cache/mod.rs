@@ -65,6 +65,31 @@ pub trait CacheWriter {
     fn frames_written(&self) -> usize {
         self.partial().frames()
     }
+    /// Flushes the frames written so far to the disk, before a checkpoint names them
+    /// (docs/reference.md, "Checkpoints"). The default does nothing: the frames are then
+    /// safe from a killed process (they are in the page cache) but not from a power cut.
+    fn sync(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A writer that continues the partial cache of an interrupted bake (`--resume`).
+pub trait Reopen: CacheWriter + Sized {
+    /// Takes over the `<out>.partial` an interrupted bake of the same cache (`meta`) left,
+    /// keeping its first `frames` frames and cutting what follows them, so that the frames
+    /// written next continue it and the finished cache is byte for byte that of a bake
+    /// never stopped. An input error if the partial file is missing, holds fewer frames,
+    /// or is not such a cache.
+    fn reopen(out: &Path, meta: &CacheMeta, frames: usize) -> Result<Self>;
+}
+
+/// The error of a partial cache that cannot be continued: `why`.
+pub(crate) fn not_continued(path: &Path, why: &str) -> Error {
+    Error::input(
+        path,
+        None,
+        format!("{why}, so the bake cannot continue from its checkpoint"),
+    )
 }
 
 /// What a writer needs to know besides the points of each frame.
@@ -169,7 +194,18 @@ impl Format {
 /// `$F` field in its file name), its directory exists and is writable, no other bake is
 /// writing it, and unless `force` neither it (for a sequence: any frame file of its
 /// pattern, whatever the frame) nor a partial file of an earlier bake exists.
-pub fn check_output(out: &Path, force: bool, (first, last): (i32, i32)) -> Result<()> {
+pub fn check_output(out: &Path, force: bool, frames: (i32, i32)) -> Result<()> {
+    check(out, force, frames, false)
+}
+
+/// [`check_output`] for `--resume`: a partial file an earlier bake left is no obstacle
+/// (the bake continues it, or replaces it when there is no checkpoint to continue).
+pub fn check_resumable_output(out: &Path, force: bool, frames: (i32, i32)) -> Result<()> {
+    check(out, force, frames, true)
+}
+
+/// [`check_output`], an earlier bake's partial file allowed if `resume`.
+fn check(out: &Path, force: bool, (first, last): (i32, i32), resume: bool) -> Result<()> {
     let format = Format::of(out)?;
     let pattern = match format {
         Format::Geo => Some(FramePattern::parse(out)?),
@@ -196,7 +232,7 @@ pub fn check_output(out: &Path, force: bool, (first, last): (i32, i32)) -> Resul
     }
     probe_writable(out, &dir)?;
     let partial = partial_path(out);
-    if let Some(e) = claim::refusal(&partial, claim::inspect(&partial), force) {
+    if let Some(e) = claim::refusal(&partial, claim::inspect(&partial), force || resume) {
         return Err(e);
     }
     let existing = match &pattern {
@@ -274,6 +310,17 @@ pub fn create(out: &Path, meta: &CacheMeta) -> Result<Box<dyn CacheWriter>> {
         Format::Usda => Box::new(usd::UsdaWriter::create(out, meta)?),
         Format::Geo => Box::new(houdini_geo::GeoWriter::create(out, meta)?),
         Format::Abc => Box::new(alembic::AlembicWriter::create(out, meta)?),
+    })
+}
+
+/// Reopens the partial cache of `out` at `frames` finished frames ([`Reopen`]), the
+/// writer chosen by extension as [`create`] chooses it.
+pub fn reopen(out: &Path, meta: &CacheMeta, frames: usize) -> Result<Box<dyn CacheWriter>> {
+    Ok(match Format::of(out)? {
+        Format::Pc2 => Box::new(pc2::Pc2Writer::reopen(out, meta, frames)?),
+        Format::Mdd => Box::new(mdd::MddWriter::reopen(out, meta, frames)?),
+        Format::Usda => Box::new(usd::UsdaWriter::reopen(out, meta, frames)?),
+        Format::Geo => Box::new(houdini_geo::GeoWriter::reopen(out, meta, frames)?),
     })
 }
 

@@ -20,7 +20,7 @@ use super::claim;
 use crate::error::{Error, Result};
 use crate::format::FramePattern;
 use std::fs::File;
-use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// `<out>.partial`.
@@ -73,6 +73,36 @@ impl PartialFile {
             file,
             frames: 0,
         })
+    }
+
+    /// Takes over the partial file `<out>.partial` of an interrupted bake
+    /// ([`claim::reclaim`]), its bytes kept, counting `frames` finished frames: the
+    /// format's `reopen` has checked and cut it to them.
+    pub fn reopen(out: &Path, frames: usize) -> Result<Self> {
+        let path = partial_path(out);
+        let file = claim::reclaim(&path)?;
+        Ok(PartialFile {
+            out: out.to_path_buf(),
+            path,
+            file,
+            frames,
+        })
+    }
+
+    /// Length of the file in bytes.
+    pub fn size(&self) -> std::io::Result<u64> {
+        Ok(self.file.metadata()?.len())
+    }
+
+    /// Reads `buf.len()` bytes at byte offset `at`.
+    pub fn read_at(&mut self, at: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        self.file.seek(SeekFrom::Start(at))?;
+        self.file.read_exact(buf)
+    }
+
+    /// Flushes the frames written so far to the disk.
+    pub fn sync(&self) -> std::io::Result<()> {
+        self.file.sync_data()
     }
 
     /// Adds one frame: `write` puts its bytes in; on success the frame counts, on failure
@@ -169,6 +199,8 @@ pub struct PartialSequence {
     force: bool,
     /// Frame number, final and partial path of every finished frame.
     written: Vec<(i32, PathBuf, PathBuf)>,
+    /// Frames of `written` flushed to the disk ([`PartialSequence::sync`]).
+    synced: usize,
 }
 
 impl PartialSequence {
@@ -183,7 +215,56 @@ impl PartialSequence {
             path,
             force,
             written: Vec::new(),
+            synced: 0,
         })
+    }
+
+    /// Takes over the sequence `out` of an interrupted bake (its `<out>.partial` lock file,
+    /// [`claim::reclaim`]) with the `frames` frame files from `first` on kept: each must
+    /// be there; partial frame files after them are removed.
+    pub fn reopen(out: &Path, force: bool, first: i32, frames: usize, last: i32) -> Result<Self> {
+        let path = partial_path(out);
+        let claim = claim::reclaim(&path)?;
+        let pattern = FramePattern::parse(out)?;
+        let mut written = Vec::with_capacity(frames);
+        for k in 0..frames {
+            let frame = first + k as i32;
+            let final_path = pattern.path(frame);
+            let partial = partial_path(&final_path);
+            if !partial.is_file() {
+                return Err(Error::input(
+                    &partial,
+                    None,
+                    "is missing, so the bake cannot continue from its checkpoint",
+                ));
+            }
+            written.push((frame, final_path, partial));
+        }
+        for frame in first + frames as i32..=last {
+            let partial = partial_path(&pattern.path(frame));
+            let _ = std::fs::remove_file(with_suffix(&partial, ".tmp"));
+            if partial.exists() {
+                std::fs::remove_file(&partial).map_err(write_error(&partial))?;
+            }
+        }
+        Ok(PartialSequence {
+            pattern,
+            out: out.to_path_buf(),
+            path,
+            claim,
+            force,
+            written,
+            synced: 0,
+        })
+    }
+
+    /// Flushes the frame files written since the last call to the disk.
+    pub fn sync(&mut self) -> std::io::Result<()> {
+        for (_, _, partial) in &self.written[self.synced..] {
+            File::open(partial)?.sync_all()?;
+        }
+        self.synced = self.written.len();
+        Ok(())
     }
 
     /// Writes frame `frame` complete as `<frame file>.partial.tmp`, then renames it to

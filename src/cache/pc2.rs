@@ -13,8 +13,8 @@
 //! the first page, one write the kernel does whole), so the partial file is valid at every
 //! instant: a SIGKILL in between leaves a valid file that ignores the trailing bytes. A
 //! failed write cuts the file back to its finished frames.
-use super::partial::{Partial, PartialFile};
-use super::CacheWriter;
+use super::partial::{write_error, Partial, PartialFile};
+use super::{not_continued, CacheMeta, CacheWriter, Reopen};
 use crate::error::{Error, Result};
 use crate::Vec3;
 use std::path::{Path, PathBuf};
@@ -51,6 +51,44 @@ impl Pc2Writer {
     }
 }
 
+impl Reopen for Pc2Writer {
+    /// Checks the header (points, start frame) and the samples it counts, then cuts the
+    /// file after `frames` samples and counts them in the header.
+    fn reopen(out: &Path, meta: &CacheMeta, frames: usize) -> Result<Self> {
+        let mut file = PartialFile::reopen(out, frames)?;
+        let path = file.path().to_path_buf();
+        let mut head = [0u8; HEADER as usize];
+        let read = file.read_at(0, &mut head);
+        let i32_at =
+            |o: usize| i32::from_le_bytes([head[o], head[o + 1], head[o + 2], head[o + 3]]);
+        if read.is_err() || &head[..12] != b"POINTCACHE2\0" {
+            return Err(not_continued(&path, "is not a PC2 file"));
+        }
+        let start = f32::from_le_bytes([head[20], head[21], head[22], head[23]]);
+        if i32_at(16) as usize != meta.points || start != meta.start_frame as f32 {
+            return Err(not_continued(
+                &path,
+                "is a PC2 cache of other points or frames",
+            ));
+        }
+        let valid = HEADER + (frames * meta.points * 12) as u64;
+        let len = file.size().map_err(write_error(&path))?;
+        if (i32_at(28).max(0) as usize) < frames || len < valid {
+            return Err(not_continued(
+                &path,
+                &format!("holds fewer than the checkpoint's {frames} frames"),
+            ));
+        }
+        file.truncate(valid)
+            .and_then(|()| file.write_at(SAMPLES_AT, &(frames as u32).to_le_bytes()))
+            .map_err(write_error(&path))?;
+        Ok(Pc2Writer {
+            file,
+            points: meta.points,
+        })
+    }
+}
+
 impl CacheWriter for Pc2Writer {
     fn write_frame(&mut self, points: &[Vec3]) -> Result<()> {
         let buf = super::pack_frame(points, self.points, "PC2", f32::to_le_bytes)?;
@@ -74,6 +112,10 @@ impl CacheWriter for Pc2Writer {
 
     fn partial(&self) -> &dyn Partial {
         &self.file
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        self.file.sync().map_err(write_error(self.file.path()))
     }
 }
 

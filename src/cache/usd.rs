@@ -47,14 +47,14 @@
 //! [`CacheWriter::finish`] writes the finished file (one sample per line, the closing
 //! braces on their own lines as above) from the partial one and renames it over `<out>`.
 //! Cost per frame: that frame's text once, plus once more when finishing.
-use super::partial::{Partial, PartialFile};
-use super::{CacheMeta, CacheWriter};
+use super::partial::{write_error, Partial, PartialFile};
+use super::{not_continued, CacheMeta, CacheWriter, Reopen};
 use crate::error::{Error, Result};
 use crate::format::text::{bounds, check_finite, f32_text, to_f32, F32_TEXT_MAX};
 use crate::scene::UpAxis;
 use crate::Vec3;
 use std::fmt::Write as _;
-use std::io::{Read, Seek, SeekFrom, Write as _};
+use std::io::{BufRead, Read, Seek, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
 
 /// What follows the last points sample of the finished file: the dictionary's and the
@@ -95,6 +95,35 @@ impl UsdaWriter {
     /// Creates `<out>.partial`: stage metadata, topology, UVs, room for `meta.frames`
     /// extent samples and an empty points dictionary.
     pub fn create(out: &Path, meta: &CacheMeta) -> Result<Self> {
+        let layout = UsdaWriter::layout(out, meta)?;
+        let file = PartialFile::create(out, layout.text.as_bytes(), meta.replace_partial)?;
+        let end = layout.text.len() as u64;
+        Ok(UsdaWriter::over(file, meta, &layout, Vec::new(), end))
+    }
+
+    /// A writer of `file` laid out as `l`, its frames' samples at `samples`, its live
+    /// text ending at byte `end`.
+    fn over(
+        file: PartialFile,
+        meta: &CacheMeta,
+        l: &Layout,
+        samples: Vec<(u64, usize)>,
+        end: u64,
+    ) -> Self {
+        UsdaWriter {
+            file,
+            start_frame: meta.start_frame,
+            capacity: meta.frames,
+            end_code_at: l.end_code_at,
+            extent_at: l.extent_at,
+            samples_at: l.samples_at,
+            end,
+            samples,
+        }
+    }
+
+    /// The partial file of no frame, and where its fields are.
+    fn layout(out: &Path, meta: &CacheMeta) -> Result<Layout> {
         if meta.frames > MAX_FRAMES {
             return Err(Error::input(
                 out,
@@ -177,16 +206,90 @@ impl UsdaWriter {
         text.push_str("    point3f[] points.timeSamples = {");
         let samples_at = text.len() as u64;
         text.push_str(&closing(samples_at));
-        Ok(UsdaWriter {
-            file: PartialFile::create(out, text.as_bytes(), meta.replace_partial)?,
-            start_frame: meta.start_frame,
-            capacity: meta.frames,
+        Ok(Layout {
+            text,
             end_code_at,
             extent_at,
             samples_at,
-            end: text.len() as u64,
-            samples: Vec::new(),
         })
+    }
+}
+
+/// The text of a partial file of no frame and the byte offsets of its fields.
+struct Layout {
+    text: String,
+    end_code_at: u64,
+    extent_at: u64,
+    samples_at: u64,
+}
+
+impl Reopen for UsdaWriter {
+    /// Checks that the partial file is this cache's (its text before the points, extent
+    /// lines and end time code aside), finds the first `frames` samples, one line each
+    /// and all live, cuts the file after them with the closing braces back on the last,
+    /// blanks the extent lines of the frames after them and sets `endTimeCode`.
+    fn reopen(out: &Path, meta: &CacheMeta, frames: usize) -> Result<Self> {
+        let l = UsdaWriter::layout(out, meta)?;
+        let mut file = PartialFile::reopen(out, frames)?;
+        let path = file.path().to_path_buf();
+        let extent_end = l.extent_at + (meta.frames * EXTENT_LINE) as u64;
+        let header = l.text.as_bytes();
+        let mut found = vec![0u8; header.len()];
+        let read = file.read_at(0, &mut found);
+        let head = l.end_code_at as usize;
+        let (rest, upto) = (extent_end as usize, l.samples_at as usize);
+        if read.is_err()
+            || found[..head] != header[..head]
+            || found[rest..upto] != header[rest..upto]
+        {
+            return Err(not_continued(&path, "is not the .usda cache of this bake"));
+        }
+        let mut samples = Vec::with_capacity(frames);
+        let mut at = header.len() as u64;
+        {
+            let f = file.file();
+            f.seek(SeekFrom::Start(at)).map_err(write_error(&path))?;
+            let mut lines = std::io::BufReader::new(f);
+            let mut line = Vec::new();
+            for k in 0..frames {
+                line.clear();
+                let n = lines
+                    .read_until(b'\n', &mut line)
+                    .map_err(write_error(&path))?;
+                let prefix = format!("       {}: [", meta.start_frame + k as i32);
+                let close = line.iter().position(|&b| b == b']');
+                match close {
+                    Some(c)
+                        if line.ends_with(b"\n")
+                            && line[0] == b' '
+                            && line[1..].starts_with(prefix.as_bytes()) =>
+                    {
+                        samples.push((at, c + 2));
+                        at += n as u64;
+                    }
+                    _ => {
+                        return Err(not_continued(
+                            &path,
+                            &format!("holds fewer than the checkpoint's {frames} frames"),
+                        ))
+                    }
+                }
+            }
+        }
+        let blank = format!("{:w$}\n", "", w = EXTENT_LINE - 1).repeat(meta.frames - frames);
+        let last = meta.start_frame + frames as i32 - 1;
+        let code = format!("{:<w$}", last.max(meta.start_frame), w = TIME_CODE_WIDTH);
+        (file.truncate(at))
+            .and_then(|()| file.write_at(at - 5, CLOSE.as_bytes()))
+            .and_then(|()| {
+                file.write_at(
+                    l.extent_at + (frames * EXTENT_LINE) as u64,
+                    blank.as_bytes(),
+                )
+            })
+            .and_then(|()| file.write_at(l.end_code_at, code.as_bytes()))
+            .map_err(write_error(&path))?;
+        Ok(UsdaWriter::over(file, meta, &l, samples, at))
     }
 }
 
@@ -282,6 +385,10 @@ impl CacheWriter for UsdaWriter {
 
     fn partial(&self) -> &dyn Partial {
         &self.file
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        self.file.sync().map_err(write_error(self.file.path()))
     }
 }
 

@@ -47,6 +47,9 @@ pub enum ProgressMode {
     Bar,
     /// One JSON object per line on stderr (docs/reference.md, "Progress").
     Json,
+    /// For render farms: `PROGRESS: N%` per frame and `OUTPUT_FILE:/abs/path;` per cache
+    /// written, on stdout; warnings and errors as plain lines on stderr.
+    Plain,
     /// Nothing but errors.
     None,
 }
@@ -198,6 +201,17 @@ pub struct SimulateArgs {
     /// .geo sequence: any of its frame files) exists.
     #[arg(long)]
     pub force: bool,
+    /// Write the checkpoint `<out>.checkpoint` (beside the first cache) every N simulated
+    /// frames; 0: never. It is removed when the bake finishes. Default: whenever the
+    /// frames since the last took 50 times as long as writing it (under 2% of the bake).
+    #[arg(long = "checkpoint-every", value_name = "N")]
+    pub checkpoint_every: Option<usize>,
+    /// Continue an interrupted bake (SIGINT, SIGTERM, SIGKILL, power cut) from its
+    /// checkpoint and partial caches, byte for byte as if it had never stopped; without a
+    /// checkpoint, start from the first frame (so a farm task can always pass it). A
+    /// checkpoint of another build, scene or option set is refused (exit 2). Default: off.
+    #[arg(long)]
+    pub resume: bool,
 }
 
 /// `drape control`: every `simulate` flag, plus the keyframes and the optimiser's.

@@ -29,8 +29,15 @@ pub fn run(args: &ControlArgs) -> Result<()> {
 }
 
 fn control(args: &ControlArgs, progress: &mut Progress, report: &mut Option<Report>) -> Result<()> {
+    if args.sim.resume || args.sim.checkpoint_every.is_some() {
+        return Err(Error::usage(
+            "drape control does not write checkpoints: --resume and --checkpoint-every are \
+             options of drape simulate",
+        ));
+    }
     let selected = load(&args.sim)?;
     let mut bake = prepare(&args.sim, &selected, report)?;
+    bake.without_checkpoints();
     let entry = selected.keyframes.clone();
     let source = match (&args.keyframes, &entry) {
         (Some(s), _) => s.clone(),

@@ -6,7 +6,12 @@
 //! | `auto` on a terminal, `bar` | a bar, warnings above it | `wrote <cache> (<N> frames, <T> s)` per cache |
 //! | `auto` elsewhere | warnings | the same `wrote` lines |
 //! | `json` | one JSON event per line | the `done` event |
+//! | `plain` | `PROGRESS: N%` per frame on stdout, warnings | `OUTPUT_FILE:/abs/path;` per cache file on stdout |
 //! | `none` | warnings | nothing |
+//!
+//! `plain` is for render farms: Deadline's regex handlers read `PROGRESS: (\d+)%`, Houdini
+//! PDG's output parsing reads `OUTPUT_FILE:path;`. Warnings and errors stay plain
+//! `warning: ...` / `error: ...` lines on stderr.
 //!
 //! Every line goes out in one write and a failed write is ignored (stderr is closed or
 //! full: nothing can be told there), so progress never stops a bake or panics.
@@ -22,6 +27,8 @@ pub struct Progress {
     success_lines: bool,
     bar: Option<indicatif::ProgressBar>,
     started: Instant,
+    /// The first frame of the bake (names the frame files of a sequence).
+    first: i32,
 }
 
 impl Progress {
@@ -38,6 +45,7 @@ impl Progress {
             success_lines,
             bar: None,
             started: Instant::now(),
+            first: 0,
         }
     }
 
@@ -52,6 +60,7 @@ impl Progress {
 
     /// `{"event":"start",...}`; starts the bar of `total` frames.
     pub fn start(&mut self, command: &str, frames: (i32, i32), garments: &[(String, usize)]) {
+        self.first = frames.0;
         match self.mode {
             ProgressMode::Json => self.emit(json!({
                 "event": "start", "command": command, "frames": [frames.0, frames.1],
@@ -87,6 +96,7 @@ impl Progress {
                     bar.set_message(format!("{steps} steps, {cg} CG it."));
                 }
             }
+            ProgressMode::Plain => out_line(&percent_line(done, total)),
             _ => {}
         }
     }
@@ -173,6 +183,13 @@ impl Progress {
                 line(&success_line(o, frames, self.elapsed()));
             }
         }
+        if self.mode == ProgressMode::Plain {
+            for o in outputs {
+                for file in output_files(o, self.first, frames) {
+                    out_line(&format!("OUTPUT_FILE:{};", file.display()));
+                }
+            }
+        }
     }
 
     /// Clears the bar before an error is printed (the warnings printed above it stay).
@@ -187,6 +204,31 @@ impl Progress {
 fn success_line(output: &str, frames: usize, seconds: f64) -> String {
     let unit = if frames == 1 { "frame" } else { "frames" };
     format!("wrote {output} ({frames} {unit}, {seconds:.1} s)")
+}
+
+/// `PROGRESS: N%`, N the whole per cent of `done` frames of `total` (rounded down, so
+/// 100% means finished).
+fn percent_line(done: usize, total: usize) -> String {
+    let pct = (100 * done).checked_div(total).unwrap_or(100);
+    format!("PROGRESS: {pct}%")
+}
+
+/// The files of the cache `output`, absolute: the file itself, or for a `.geo` sequence
+/// (`$F` in the name) each of its `frames` frame files from `first` on.
+fn output_files(output: &str, first: i32, frames: usize) -> Vec<std::path::PathBuf> {
+    let path = std::path::Path::new(output);
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    match crate::format::FramePattern::parse(&path) {
+        Ok(p) if output.contains('$') => (0..frames).map(|k| p.path(first + k as i32)).collect(),
+        _ => vec![path],
+    }
+}
+
+/// Writes `text` and a newline to stdout in one write (failures ignored, as [`line`]).
+fn out_line(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(format!("{text}\n").as_bytes());
+    let _ = out.flush();
 }
 
 /// Rounds to milliseconds for display.
@@ -228,6 +270,7 @@ fn line(text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn success_line_names_the_cache_its_frames_and_the_time() {
@@ -239,6 +282,21 @@ mod tests {
             success_line("a.mdd", 1, 0.04),
             "wrote a.mdd (1 frame, 0.0 s)"
         );
+    }
+
+    #[test]
+    fn plain_progress_counts_whole_per_cent_and_names_every_frame_file() {
+        assert_eq!(percent_line(37, 100), "PROGRESS: 37%");
+        assert_eq!(percent_line(1, 3), "PROGRESS: 33%");
+        assert_eq!(percent_line(3, 3), "PROGRESS: 100%");
+        assert_eq!(percent_line(0, 0), "PROGRESS: 100%");
+        let files = output_files("/c/s.$F4.geo", 9, 2);
+        assert_eq!(
+            files,
+            [Path::new("/c/s.0009.geo"), Path::new("/c/s.0010.geo")]
+        );
+        assert_eq!(output_files("/c/s.pc2", 1, 5), [Path::new("/c/s.pc2")]);
+        assert!(output_files("s.pc2", 1, 5)[0].is_absolute());
     }
 
     #[test]

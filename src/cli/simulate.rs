@@ -11,7 +11,7 @@ use super::interrupt;
 use super::progress::Progress;
 use super::report::Report;
 use super::settings;
-use crate::bake::{self, Bake, BakeSettings, Observer, Outcome, Outputs};
+use crate::bake::{self, Bake, BakeSettings, Every, Observer, Outcome, Outputs};
 use crate::error::{Error, Result};
 use crate::scene::{Material, UpAxis};
 use serde_json::json;
@@ -99,6 +99,8 @@ fn bake_settings(args: &SimulateArgs) -> Result<BakeSettings> {
         }),
         out: args.out.clone(),
         force: args.force,
+        checkpoint_every: args.checkpoint_every.map_or(Every::Auto, Every::Frames),
+        resume: args.resume,
     })
 }
 

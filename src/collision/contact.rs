@@ -528,6 +528,30 @@ fn clear_of_still_face(x0: Vec3, pred: Vec3, c: [Vec3; 3], tau: f64) -> bool {
 }
 
 mod penetration;
+// What a checkpoint keeps of the contacts (docs/reference.md, "Checkpoints"): the
+// friction memory and the contacts of the last step carry into the next one.
+crate::persist_fields!(Contact {
+    particle,
+    body,
+    normal,
+    body_velocity,
+    y,
+    stuck,
+    friction
+});
+crate::persist_fields!(Memory {
+    body,
+    normal_force,
+    stuck,
+    released,
+    friction_dir
+});
+crate::persist_fields!(BodyContacts {
+    memory,
+    contacts,
+    overlaps
+});
+
 #[cfg(test)]
 mod tests;
 

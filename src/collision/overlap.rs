@@ -383,5 +383,19 @@ fn ray_triangle(p: Vec3, d: Vec3, c: [Vec3; 3]) -> Option<f64> {
     (t >= 0.0).then_some(t)
 }
 
+// What a checkpoint keeps: the particles still being eased out of a body.
+crate::persist_fields!(Tangle { particle, body });
+crate::persist_fields!(StartInside {
+    body,
+    particles,
+    depth,
+    near_vertex
+});
+crate::persist_fields!(Overlaps {
+    tangles,
+    body_of,
+    found
+});
+
 #[cfg(test)]
 mod tests;

@@ -23,6 +23,7 @@ use super::pairs::{adjacent, edge_edge_pair, point_triangle_pair, Crossing};
 use super::patches::Patches;
 use crate::forces::condition::{condition_forces, condition_system, ConditionEval};
 use crate::forces::{ElementForces, JacobianMode, SystemShare};
+use crate::format::binary::{Damaged, Reader, Writer};
 use crate::model::ClothModel;
 use crate::parallel;
 use crate::Vec3;
@@ -460,6 +461,40 @@ fn element_box<const N: usize>(element: &[usize; N], x0: &[Vec3], x1: &[Vec3], r
         b.include(x1[i]);
     }
     b.inflate(r)
+}
+
+crate::persist_fields!(Repulsion {
+    nodes,
+    gamma,
+    normal,
+    point_triangle,
+    slack
+});
+crate::persist_fields!(Detection {
+    x,
+    springs,
+    alterations
+});
+
+impl SelfCollision {
+    /// Writes what carries from one step to the next (the springs that tell which side
+    /// each pair was on, and the detections kept for reuse) to a checkpoint; the
+    /// hierarchies and patches are rebuilt from the model and refitted at every search.
+    pub fn save_state(&self, w: &mut Writer) {
+        w.put(&self.previous);
+        w.put(&self.pending);
+        w.put(&self.last);
+        w.put(&self.at_end);
+    }
+
+    /// Reads back what [`SelfCollision::save_state`] wrote.
+    pub fn load_state(&mut self, r: &mut Reader) -> Result<(), Damaged> {
+        self.previous = r.get()?;
+        self.pending = r.get()?;
+        self.last = r.get()?;
+        self.at_end = r.get()?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -255,3 +255,12 @@ fn pieces(n: usize, tris: &[[usize; 3]], cut: &[(usize, usize, usize)]) -> Vec<u
     }
     (0..n).map(|k| sets.find(k)).collect()
 }
+
+// What a checkpoint keeps: the crossings still being undone.
+crate::persist_fields!(Untangle {
+    crossings,
+    at_start,
+    wrong,
+    sides,
+    done
+});

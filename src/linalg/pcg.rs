@@ -170,6 +170,17 @@ impl PcgScratch {
         self.factor.adapt(on);
     }
 
+    /// The preconditioner's factor, whose adaptive choice carries across solves
+    /// ([`TriangularFactor::switched_to_complete`]).
+    pub fn factor_mut(&mut self) -> &mut TriangularFactor {
+        &mut self.factor
+    }
+
+    /// The preconditioner's factor.
+    pub fn factor(&self) -> &TriangularFactor {
+        &self.factor
+    }
+
     /// Whether a solve of a matrix over `pattern` with `preconditioner` (deflated where
     /// `deflation`) would first build per-pattern structures: the preconditioner's
     /// (see [`TriangularFactor::prepare`]) and the deflation's aggregates.

@@ -35,6 +35,7 @@ pub mod pins;
 pub mod record;
 mod run_mode;
 pub mod schedule;
+mod snapshot;
 mod solve;
 mod stages;
 pub mod step_control;
@@ -172,6 +173,8 @@ struct Drive {
 struct Collision {
     /// The bodies, sampled at the current step.
     bodies: Vec<BodyState>,
+    /// The frame numbers the bodies were last sampled at (a step's start and end).
+    sampled: (f64, f64),
     /// Body contacts of the last step (Baraff §5, §6.2).
     contacts: BodyContacts,
     /// Contact forces (N·s over the step) of the body contacts of the last step, in their
@@ -275,6 +278,7 @@ impl Simulator {
             },
             collision: Collision {
                 bodies: Vec::new(),
+                sampled: (0.0, 0.0),
                 contacts: BodyContacts::default(),
                 impulses: Vec::new(),
                 held: Vec::new(),
@@ -319,6 +323,7 @@ impl Simulator {
         for b in &mut self.collision.bodies {
             b.advance_to(start_frame, start_frame);
         }
+        self.collision.sampled = (start_frame, start_frame);
         self.drive.pins.attach_to_bodies(&self.collision.bodies);
         self.collision.contacts.overlaps =
             Overlaps::find(&self.collision.bodies, &self.state.x, &self.drive.pinned);

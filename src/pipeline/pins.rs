@@ -10,6 +10,7 @@
 //! ```
 use crate::collision::geometry::closest_point_barycentric;
 use crate::collision::BodyState;
+use crate::format::binary::{Damaged, Persist, Reader, Writer};
 use crate::linalg::pcg::Constraint;
 use crate::scene::Animation;
 use crate::{Mat3, Vec3};
@@ -212,6 +213,54 @@ impl Pins {
                 z,
             });
         }
+    }
+}
+
+impl Persist for Target {
+    fn save(&self, w: &mut Writer) {
+        match self {
+            Target::Fixed(p) => {
+                w.put(&0u8);
+                w.put(p);
+            }
+            Target::Own => w.put(&1u8),
+            Target::Body(b, t, weights, offset) => {
+                w.put(&2u8);
+                w.put(&(*b, *t));
+                w.put(weights);
+                w.put(offset);
+            }
+        }
+    }
+
+    fn load(r: &mut Reader) -> Result<Self, Damaged> {
+        Ok(match r.get::<u8>()? {
+            0 => Target::Fixed(r.get()?),
+            1 => Target::Own,
+            2 => {
+                let (b, t) = r.get()?;
+                Target::Body(b, t, r.get()?, r.get()?)
+            }
+            _ => return Err(Damaged),
+        })
+    }
+}
+
+impl Pins {
+    /// Writes the pins' attachments (the body point each pinned particle follows) to a
+    /// checkpoint.
+    pub fn save_state(&self, w: &mut Writer) {
+        w.put(&self.targets);
+    }
+
+    /// Reads back what [`Pins::save_state`] wrote, for the same pinned particles.
+    pub fn load_state(&mut self, r: &mut Reader) -> Result<(), Damaged> {
+        let targets: Vec<Target> = r.get()?;
+        if targets.len() != self.targets.len() {
+            return Err(Damaged);
+        }
+        self.targets = targets;
+        Ok(())
     }
 }
 

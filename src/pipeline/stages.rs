@@ -113,6 +113,7 @@ impl Simulator {
         for b in &mut self.collision.bodies {
             b.advance_to(f0, f1);
         }
+        self.collision.sampled = (f0, f1);
         f1
     }
 

@@ -94,6 +94,19 @@ impl StepControl {
     }
 }
 
+// A checkpoint keeps the whole step control: the step size, the calm steps counted and
+// the wait before the next growth.
+crate::persist_fields!(StepControl {
+    h,
+    h_max,
+    h_min,
+    successes,
+    wait,
+    initial_wait,
+    max_wait,
+    just_grew
+});
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -375,6 +375,17 @@ impl TriangularFactor {
         self.adaptive = on;
     }
 
+    /// Whether the adaptive [`Preconditioner::Auto`] switched to the complete factor for
+    /// good ([`TriangularFactor::adapt`]): state a checkpoint keeps.
+    pub fn switched_to_complete(&self) -> bool {
+        self.auto_complete
+    }
+
+    /// Restores the switch [`TriangularFactor::switched_to_complete`] reported.
+    pub fn set_switched_to_complete(&mut self, on: bool) {
+        self.auto_complete = on;
+    }
+
     /// Under an adaptive [`Preconditioner::Auto`] that still uses IC(0) on a system of
     /// `n ≤` [`DIRECT_MAX_PARTICLES`] particles, the iterations an IC(0) solve may take
     /// before the complete factor is cheaper: `⌊AUTO_SWITCH · √n⌋`. `None` otherwise.

@@ -53,6 +53,9 @@ pub struct History {
     pub h: f64,
 }
 
+// A checkpoint keeps the history: the next step is BDF2's two-step formula from it.
+crate::persist_fields!(History { x, v, h });
+
 /// The BDF2 terms of one step.
 #[derive(Debug, Clone)]
 pub struct Terms {

@@ -50,6 +50,9 @@ pub struct Projective {
     /// The factor, the step size and pinned mask it was computed for.
     factor: Option<(Llt<usize, f64>, f64, Vec<bool>)>,
     factorizations: usize,
+    /// The step the factor of a checkpointed run was built for, to build the next factor
+    /// for it again ([`Projective::restore_factor_step`]).
+    restored_step: Option<f64>,
 }
 
 impl Projective {
@@ -61,7 +64,21 @@ impl Projective {
             springs: spring_parameters(model, material),
             factor: None,
             factorizations: 0,
+            restored_step: None,
         }
+    }
+
+    /// The step size the current factor was built for (steps within rounding of it share
+    /// the factor, so it is state a checkpoint keeps).
+    pub fn factor_step(&self) -> Option<f64> {
+        self.factor.as_ref().map(|(_, h, _)| *h)
+    }
+
+    /// After a restore: the next factor is built for step `h` (the interrupted run's)
+    /// when the step asked for is within rounding of it, as that run's factor was.
+    pub fn restore_factor_step(&mut self, h: Option<f64>) {
+        self.factor = None;
+        self.restored_step = h;
     }
 
     /// Sparse Cholesky factorisations computed so far.
@@ -87,6 +104,10 @@ impl Projective {
         };
         if stale {
             self.factor = None;
+            let h = match self.restored_step.take() {
+                Some(h0) if (h0 - h).abs() <= 1e-9 * h => h0,
+                _ => h,
+            };
             let h2 = h * h;
             let mut triplets: Vec<Triplet<usize, usize, f64>> =
                 Vec::with_capacity(free + 4 * self.springs.len());
