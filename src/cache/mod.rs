@@ -321,6 +321,13 @@ pub fn reopen(out: &Path, meta: &CacheMeta, frames: usize) -> Result<Box<dyn Cac
         Format::Mdd => Box::new(mdd::MddWriter::reopen(out, meta, frames)?),
         Format::Usda => Box::new(usd::UsdaWriter::reopen(out, meta, frames)?),
         Format::Geo => Box::new(houdini_geo::GeoWriter::reopen(out, meta, frames)?),
+        Format::Abc => {
+            return Err(Error::input(
+                &partial_path(out),
+                None,
+                "an Alembic partial archive is not continued: its frames are baked again",
+            ))
+        }
     })
 }
 
