@@ -223,8 +223,8 @@ fn the_slurm_script_is_a_requeueable_array_with_a_shot_per_index() {
     );
     assert!(s.contains("case \"${SLURM_ARRAY_TASK_ID:?run this script with sbatch}\" in\n    0)\n"));
     assert!(
-        s.contains("--material denim --force ${threads[@]+\"${threads[@]}\"} ;;")
-            || s.contains("--material denim --resume ${threads[@]+\"${threads[@]}\"} ;;")
+        s.contains("--material denim --resume --progress plain ${threads[@]+\"${threads[@]}\"} ;;"),
+        "{s}"
     );
 }
 
