@@ -5,41 +5,11 @@
 //! lines render farms read.
 mod common;
 use common::*;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 
 /// Frames of every bake here: long enough for contact and self-contact to build up
 /// friction memory, step-size changes and repulsion springs.
 const FRAMES: &str = "1..14";
-
-/// `drape simulate SCENE --frames FRAMES -o OUT --progress json EXTRA...`, started.
-fn spawn(scene: &Path, out: &Path, extra: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_drape"))
-        .args(["simulate", s(scene), "--frames", FRAMES, "-o", s(out)])
-        .args(["--progress", "json"])
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("drape runs")
-}
-
-/// Waits for `frames` frame events of `child`'s JSON progress; returns the reader.
-fn wait_frames(child: &mut Child, frames: usize) -> BufReader<std::process::ChildStderr> {
-    let mut r = BufReader::new(child.stderr.take().expect("stderr piped"));
-    let (mut seen, mut line) = (0, String::new());
-    while seen < frames {
-        line.clear();
-        assert!(
-            r.read_line(&mut line).unwrap() > 0,
-            "ended after {seen} frames"
-        );
-        seen += usize::from(line.contains("\"event\":\"frame\""));
-    }
-    r
-}
 
 /// `drape simulate SCENE --frames FRAMES -o OUT --progress none EXTRA...` to its end.
 fn bake(scene: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
@@ -81,8 +51,9 @@ fn killed_and_resumed(ext: &str, integrator: &str, every: &str, at: usize) {
     let o = bake(&scene, &whole, &opts);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let out = dir.path().join(format!("cut.{ext}"));
-    let mut child = spawn(
+    let mut child = spawn_bake(
         &scene,
+        FRAMES,
         &out,
         &[&opts[..], &["--checkpoint-every", every]].concat(),
     );
@@ -151,7 +122,7 @@ fn an_interrupted_bake_exits_130_and_resumes_byte_identical() {
         assert_eq!(code(&bake(&scene, &whole, &[])), 0);
         let out = dir.path().join(format!("int.{ext}"));
         // No periodic checkpoint: the one written at the stop is the one resumed from.
-        let mut child = spawn(&scene, &out, &["--checkpoint-every", "0"]);
+        let mut child = spawn_bake(&scene, FRAMES, &out, &["--checkpoint-every", "0"]);
         let _events = wait_frames(&mut child, 4);
         assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
         assert_eq!(child.wait().unwrap().code(), Some(130), "{ext}");
@@ -166,7 +137,7 @@ fn a_checkpoint_of_another_option_or_scene_is_refused_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let scene = fixture("skirt_on_character.gltf");
     let out = dir.path().join("c.pc2");
-    let mut child = spawn(&scene, &out, &["--checkpoint-every", "1"]);
+    let mut child = spawn_bake(&scene, FRAMES, &out, &["--checkpoint-every", "1"]);
     let _events = wait_frames(&mut child, 3);
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
     assert_eq!(child.wait().unwrap().code(), Some(130));

@@ -1,7 +1,8 @@
 //! Shared helpers of the integration tests: run the real binary in a temp dir.
 #![allow(dead_code)]
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 /// The repository's fixture `name`.
 pub fn fixture(name: &str) -> PathBuf {
@@ -64,4 +65,35 @@ pub fn gltf_mesh_nodes(path: &Path) -> Vec<String> {
         .filter(|n| n.mesh().is_some())
         .filter_map(|n| n.name().map(str::to_string))
         .collect()
+}
+
+/// `drape simulate scene --frames frames -o out --progress json extra...`, started.
+pub fn spawn_bake(scene: &Path, frames: &str, out: &Path, extra: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_drape"))
+        .args(["simulate", s(scene), "--frames", frames, "-o", s(out)])
+        .args(["--progress", "json"])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("drape runs")
+}
+
+/// Reads `child`'s JSON progress until `frames` frame events have come; returns the
+/// stderr reader to keep the pipe open.
+pub fn wait_frames(child: &mut Child, frames: usize) -> BufReader<std::process::ChildStderr> {
+    let mut r = BufReader::new(child.stderr.take().expect("stderr piped"));
+    let mut seen = 0;
+    let mut line = String::new();
+    while seen < frames {
+        line.clear();
+        if r.read_line(&mut line).unwrap() == 0 {
+            panic!("the bake ended after {seen} frames");
+        }
+        if line.contains("\"event\":\"frame\"") {
+            seen += 1;
+        }
+    }
+    r
 }

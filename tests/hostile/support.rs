@@ -3,25 +3,12 @@
 #![allow(dead_code)]
 use crate::common::*;
 use drape::cache::{mdd, pc2};
-use std::io::{BufRead, BufReader};
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 
 /// The four cache formats, as `-o` suffixes.
 pub const FORMATS: [&str; 4] = ["pc2", "mdd", "usda", "$F4.geo"];
-
-/// `drape simulate scene --frames frames -o out --progress json extra...`, started.
-pub fn spawn_bake(scene: &Path, frames: &str, out: &Path, extra: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_drape"))
-        .args(["simulate", s(scene), "--frames", frames, "-o", s(out)])
-        .args(["--progress", "json"])
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("drape runs")
-}
 
 /// `drape simulate scene --frames frames --progress none extra...`, run to its end.
 pub fn simulate(scene: &Path, frames: &str, extra: &[&str]) -> std::process::Output {
@@ -42,24 +29,6 @@ pub fn bake_three(scene: &Path, out: &Path, extra: &[&str]) -> std::process::Out
     let mut args = vec!["-o", s(out)];
     args.extend(extra);
     simulate(scene, "1..3", &args)
-}
-
-/// Reads `child`'s JSON progress until `frames` frame events have come; returns the
-/// stderr reader to keep the pipe open.
-pub fn wait_frames(child: &mut Child, frames: usize) -> BufReader<std::process::ChildStderr> {
-    let mut r = BufReader::new(child.stderr.take().expect("stderr piped"));
-    let mut seen = 0;
-    let mut line = String::new();
-    while seen < frames {
-        line.clear();
-        if r.read_line(&mut line).unwrap() == 0 {
-            panic!("the bake ended after {seen} frames");
-        }
-        if line.contains("\"event\":\"frame\"") {
-            seen += 1;
-        }
-    }
-    r
 }
 
 /// SIGKILL.
