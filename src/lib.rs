@@ -49,6 +49,7 @@ pub(crate) mod parallel;
 pub mod pipeline;
 pub mod scene;
 pub mod stop;
+pub mod textile;
 
 pub use error::{Error, Result};
 

@@ -143,7 +143,8 @@ fn pendulum(integrator: Integrator, steps: usize) -> Vec<Vec3> {
         ..Default::default()
     });
     let material = Material {
-        stretch: 20.0,
+        stretch_u: 20.0,
+        stretch_v: 20.0,
         stretch_damping: 0.0,
         shear: 2.0,
         shear_damping: 0.0,

@@ -106,7 +106,8 @@ fn large_step_run(material: &Material, fixed: bool) -> (usize, f64, f64) {
 fn one_step_per_frame_stays_stable_with_stretch_times_1000() {
     let base = Material::preset("cotton").unwrap();
     let stiff = Material {
-        stretch: base.stretch * 1000.0,
+        stretch_u: base.stretch_u * 1000.0,
+        stretch_v: base.stretch_v * 1000.0,
         stretch_damping: base.stretch_damping * 1000.0,
         ..base
     };

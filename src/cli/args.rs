@@ -36,6 +36,9 @@ pub enum Command {
     /// Bake the shots of a manifest N at a time, or write them as a render-farm job
     /// (Open Job Description, Slurm, OpenCue).
     Batch(BatchArgs),
+    /// Run the standard fabric tests (Cusick drape, cantilever bending, strip tensile) on a
+    /// material, or fit a material JSON file to a fabric's measured figures.
+    Calibrate(CalibrateArgs),
 }
 
 /// How progress is shown.
@@ -332,4 +335,43 @@ pub struct BatchArgs {
     /// manifest (the shots' logs and reports go to `<manifest stem>.logs/`).
     #[arg(long, value_name = "FILE", conflicts_with = "emit")]
     pub summary: Option<PathBuf>,
+}
+
+/// `drape calibrate`.
+#[derive(Debug, Args)]
+#[command(after_help = "Without --bending-length: measures --material (default cotton) in \
+    the simulated tests and prints the figures. With --density and --bending-length: fits \
+    bending rigidities (and, with --drape-coefficient, the shear modulus) so that the \
+    simulated tests give the measured figures, and writes the material JSON to -o. \
+    Lengths take a unit: 2.1cm, 21mm or 0.021 (metres). See docs/materials.md.")]
+pub struct CalibrateArgs {
+    /// The material to measure, or the base of the fit (its stretch, damping, friction and
+    /// thickness are kept): a preset or a JSON file.
+    #[arg(long, default_value = "cotton", value_name = "M")]
+    pub material: String,
+    /// Measured areal density, kg/m² (e.g. 0.12 for 120 g/m²).
+    #[arg(long, value_name = "KG_PER_M2", requires = "bending_length")]
+    pub density: Option<f64>,
+    /// Measured cantilever bending length (ASTM D1388) of the weft, or of both directions.
+    #[arg(long, value_name = "LENGTH", requires = "density")]
+    pub bending_length: Option<String>,
+    /// Measured cantilever bending length of the warp. Default: as --bending-length.
+    #[arg(long, value_name = "LENGTH", requires = "bending_length")]
+    pub bending_length_warp: Option<String>,
+    /// Measured Cusick drape coefficient (0 … 1, or a percentage such as 45%).
+    #[arg(long, value_name = "DC", requires = "bending_length")]
+    pub drape_coefficient: Option<String>,
+    /// Particle spacing of the simulated specimens: the spacing of the garments the
+    /// material is for.
+    #[arg(long, value_name = "LENGTH", default_value = "1cm")]
+    pub spacing: String,
+    /// Where the fitted material JSON goes (required with --bending-length).
+    #[arg(short, long, value_name = "FILE.json", requires = "bending_length")]
+    pub output: Option<PathBuf>,
+    /// Replace an existing -o file.
+    #[arg(long)]
+    pub force: bool,
+    /// Print JSON on stdout instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }

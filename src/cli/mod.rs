@@ -3,6 +3,7 @@
 pub mod args;
 pub mod batch;
 pub mod bench;
+pub mod calibrate;
 pub mod control;
 pub mod inspect;
 pub mod interrupt;
@@ -25,6 +26,7 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::Inspect(a) => inspect::run(a),
         Command::Bench(a) => with_threads(a.threads, json, || bench::run(a)),
         Command::Batch(a) => batch::run(a),
+        Command::Calibrate(a) => with_threads(None, false, || calibrate::run(a)),
     }
 }
 

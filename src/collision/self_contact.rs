@@ -106,7 +106,7 @@ pub fn repulsion_forces(
     mode: JacobianMode,
 ) -> ElementForces<4> {
     match repulsion_condition(r, x, d) {
-        Some(eval) => condition_forces(&eval, v, k, kd, [false], mode),
+        Some(eval) => condition_forces(&eval, v, [k], kd, [false], mode),
         None => ElementForces::zero(),
     }
 }

@@ -185,7 +185,7 @@ pub fn bend(
     mode: JacobianMode,
 ) -> ElementForces<4> {
     let eval = bend_condition(x, rest_angle);
-    condition_forces(&eval, v, k, kd, [false], mode)
+    condition_forces(&eval, v, [k], kd, [false], mode)
 }
 
 /// Adds the hinge's share of Baraff's eq. 18 ([`SystemShare`]): what [`bend`] and the

@@ -55,13 +55,14 @@ impl<const N: usize, const M: usize> ConditionEval<N, M> {
     }
 }
 
-/// Forces and Jacobians of `E = ½ k CᵀC` and its damping `d = −k_d (∂C/∂x) Ċ`.
+/// Forces and Jacobians of `E = ½ Σ_m k_m C_m²` and its damping `d = −k_d (∂C/∂x) Ċ`
+/// (`k` per component: the stretch condition's u and v fibres differ).
 /// `clamp_compression[m]` drops the `k C_m ∂²C_m` stiffness term in
 /// [`JacobianMode::System`] when `C_m < 0` (compressed stretch).
 pub fn condition_forces<const N: usize, const M: usize>(
     eval: &ConditionEval<N, M>,
     v: &[Vec3; N],
-    k: f64,
+    k: [f64; M],
     kd: f64,
     clamp_compression: [bool; M],
     mode: JacobianMode,
@@ -70,6 +71,7 @@ pub fn condition_forces<const N: usize, const M: usize>(
     let cdot = eval.rate(v);
     let mut out = ElementForces::zero();
     for m in 0..M {
+        let k = k[m];
         let c = eval.c[m];
         let dc = &eval.dc[m];
         let d2c = &eval.d2c[m];

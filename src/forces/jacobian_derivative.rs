@@ -40,7 +40,7 @@ pub fn condition_jacobian_gradient<const N: usize, const M: usize>(
     lambda: &[Vec3; N],
     a: &[Vec3; N],
     b: &[Vec3; N],
-    k: f64,
+    k: [f64; M],
     kd: f64,
     clamp_compression: [bool; M],
 ) -> [Vec3; N] {
@@ -48,6 +48,7 @@ pub fn condition_jacobian_gradient<const N: usize, const M: usize>(
         |p: &[Vec3; N], q: &[Vec3; N]| -> f64 { p.iter().zip(q).map(|(p, q)| p.dot(q)).sum() };
     let mut out = [Vec3::zeros(); N];
     for m in 0..M {
+        let k = k[m];
         let (g, hm) = (&eval.dc[m], &eval.d2c[m]);
         let (lg, ga, gb) = (dot(lambda, g), dot(g, a), dot(g, b));
         let s = kd * ga + k * gb;

@@ -24,8 +24,8 @@ const MIN_STRETCH: f64 = 1e-12;
 /// Parameters of the stretch force of one triangle.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StretchParams {
-    /// Stiffness `k` applied to `C = a (‖w_u‖ − b_u, ‖w_v‖ − b_v)`.
-    pub k: f64,
+    /// Stiffness `k` of each component of `C = a (‖w_u‖ − b_u, ‖w_v‖ − b_v)`: (u, v).
+    pub k: [f64; 2],
     /// Damping `k_d`.
     pub kd: f64,
     /// Rest scale in u.
@@ -90,7 +90,7 @@ pub fn stretch(
 /// ∂f_i/∂x_j  = −d_i d_j ( k a² ŵŵᵀ + h P [+ k_d a ŵ (P w_d)ᵀ  (Exact)] )
 /// ∂f_i/∂v_j  = −d_i d_j k_d a² ŵŵᵀ
 /// ```
-/// (`d = du` for the u component, `dv` for v).
+/// (`d = du` and `k = k_u` for the u component, `dv` and `k_v` for v).
 ///
 /// [`condition_forces`]: super::condition::condition_forces
 pub fn add_stretch(
@@ -103,8 +103,8 @@ pub fn add_stretch(
 ) {
     let def = Deformation::new(x, rest);
     let a = rest.area;
-    let (k, kd) = (p.k, p.kd);
-    for (w, d, b) in [(def.wu, def.du, p.bu), (def.wv, def.dv, p.bv)] {
+    let kd = p.kd;
+    for (k, (w, d, b)) in p.k.into_iter().zip([(def.wu, def.du, p.bu), (def.wv, def.dv, p.bv)]) {
         let len = w.norm();
         let c = a * (len - b);
         if !len.is_finite() || len < MIN_STRETCH {
@@ -142,7 +142,7 @@ pub fn add_stretch(
 
 /// Adds the triangle's stretch share of Baraff's eq. 18 ([`SystemShare`]): [`add_stretch`]
 /// followed by the combination of its Jacobians, without forming them. Per component
-/// (`d = du` or `dv`, `u_d = Σ_j d_j u_j`, `K = k a² ŵŵᵀ + h_C P` the stiffness matrix of
+/// (`d = du` or `dv`, `k = k_u` or `k_v`, `u_d = Σ_j d_j u_j`, `K = k a² ŵŵᵀ + h_C P` the stiffness matrix of
 /// [`add_stretch`]):
 ///
 /// ```text
@@ -165,8 +165,8 @@ pub fn add_stretch_system(
     );
     let def = Deformation::new(x, rest);
     let (a, h) = (rest.area, out.h);
-    let (k, kd) = (p.k, p.kd);
-    for (w, d, b) in [(def.wu, def.du, p.bu), (def.wv, def.dv, p.bv)] {
+    let kd = p.kd;
+    for (k, (w, d, b)) in p.k.into_iter().zip([(def.wu, def.du, p.bu), (def.wv, def.dv, p.bv)]) {
         let len = w.norm();
         let c = a * (len - b);
         if !len.is_finite() || len < MIN_STRETCH {
@@ -217,7 +217,7 @@ mod tests {
             let Some(rest) = rest else { continue };
             // Compressed and stretched components both occur over the cases.
             let p = StretchParams {
-                k: rng.range(1e2, 1e4),
+                k: [rng.range(1e2, 1e4), rng.range(1e2, 1e4)],
                 kd: if case % 3 == 0 {
                     0.0
                 } else {

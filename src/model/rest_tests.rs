@@ -35,7 +35,7 @@ fn area(p: [Vec3; 3]) -> f64 {
 /// The largest stretch and shear force on any particle at the first frame (N).
 fn largest_forces(m: &ClothModel, material: &Material) -> (f64, f64) {
     let p = StretchParams {
-        k: material.stretch,
+        k: [material.stretch_u, material.stretch_v],
         kd: 0.0,
         bu: 1.0,
         bv: 1.0,

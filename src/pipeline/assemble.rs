@@ -111,7 +111,11 @@ impl System {
             base_plan: plan.clone(),
             plan,
             repulsions: Vec::new(),
-            repulsion_params: (0.0, material.stretch, material.stretch_damping),
+            repulsion_params: (
+                0.0,
+                material.stretch_u.max(material.stretch_v),
+                material.stretch_damping,
+            ),
             repulsion_rhs: Vec::new(),
             matrix,
             rhs: vec![Vec3::zeros(); n],

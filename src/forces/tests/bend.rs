@@ -111,7 +111,7 @@ fn bend_matches_finite_differences_energy_and_dropped_terms() {
             name: &format!("bend α={alpha} thin={thin} x={x:?}"),
             x,
             v,
-            k,
+            k: [k],
             kd,
             clamp: [false],
             h: fd_step_hinge(&x),

@@ -20,7 +20,7 @@ fn spring_force_and_stiffness_match_closed_form() {
     let x = [Vec3::new(0.1, 0.2, -0.3), Vec3::new(1.1, 0.7, 0.2)];
     let v = [Vec3::new(0.3, -1.0, 0.5), Vec3::new(-0.2, 0.4, 0.9)];
     let (k, kd, rest) = (50.0, 3.0, 0.8);
-    let out = condition_forces(&spring(&x, rest), &v, k, kd, [false], JacobianMode::System);
+    let out = condition_forces(&spring(&x, rest), &v, [k], kd, [false], JacobianMode::System);
     let d = x[1] - x[0];
     let (len, dh) = (d.norm(), d.normalize());
     let rate = dh.dot(&(v[1] - v[0]));
@@ -39,9 +39,9 @@ fn compressed_clamped_component_drops_only_its_geometric_stiffness_in_system_mod
     let v = [Vec3::zeros(); 2];
     let eval = spring(&x, 1.0);
     let k = 10.0;
-    let sys = condition_forces(&eval, &v, k, 1.0, [true], JacobianMode::System);
-    let exact = condition_forces(&eval, &v, k, 1.0, [true], JacobianMode::Exact);
-    let unclamped = condition_forces(&eval, &v, k, 1.0, [false], JacobianMode::System);
+    let sys = condition_forces(&eval, &v, [k], 1.0, [true], JacobianMode::System);
+    let exact = condition_forces(&eval, &v, [k], 1.0, [true], JacobianMode::Exact);
+    let unclamped = condition_forces(&eval, &v, [k], 1.0, [false], JacobianMode::System);
     let dh = (x[1] - x[0]).normalize();
     // System, clamped: only −k ∇C ∇Cᵀ survives, so K is negative semi-definite.
     assert!((sys.dfdx[1][1] + k * dh * dh.transpose()).amax() < 1e-12);
@@ -49,8 +49,8 @@ fn compressed_clamped_component_drops_only_its_geometric_stiffness_in_system_mod
     assert!((exact.dfdx[1][1] - sys.dfdx[1][1]).amax() > 1.0);
     // A stretched spring is not clamped.
     let long = spring(&[Vec3::zeros(), Vec3::new(3.0, 4.0, 0.0)], 1.0);
-    let a = condition_forces(&long, &v, k, 1.0, [true], JacobianMode::System);
-    let b = condition_forces(&long, &v, k, 1.0, [false], JacobianMode::System);
+    let a = condition_forces(&long, &v, [k], 1.0, [true], JacobianMode::System);
+    let b = condition_forces(&long, &v, [k], 1.0, [false], JacobianMode::System);
     assert_eq!(a.dfdx, b.dfdx);
 }
 
@@ -66,7 +66,7 @@ fn spring_passes_the_generic_condition_checks() {
             name: "spring",
             x,
             v,
-            k: rng.range(1.0, 100.0),
+            k: [rng.range(1.0, 100.0)],
             kd: rng.range(0.1, 10.0),
             clamp: [true],
             h: 1e-6 * (x[1] - x[0]).norm(),

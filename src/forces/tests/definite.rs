@@ -27,7 +27,7 @@ fn min_relative_eigenvalue<const N: usize>(j: &[[Mat3; N]; N]) -> f64 {
 fn definite_mode_is_positive_semidefinite_where_system_mode_is_not() {
     let mut rng = Rng::new(7);
     let p = StretchParams {
-        k: 3e4,
+        k: [3e4, 2e4],
         kd: 30.0,
         bu: 1.0,
         bv: 1.0,

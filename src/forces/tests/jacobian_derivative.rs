@@ -50,7 +50,7 @@ fn stretch_and_shear_jacobian_gradients_match_differences() {
         let shape = [Shape::Generic, Shape::Mirrored][case % 2];
         let (rest, x, v) = random_triangle(&mut rng, shape);
         let p = StretchParams {
-            k: rng.range(1.0, 1e3) / rest.area,
+            k: [rng.range(1.0, 1e3) / rest.area, rng.range(1.0, 1e3) / rest.area],
             kd: rng.range(0.0, 5.0) / rest.area,
             bu: rng.range(0.9, 1.1),
             bv: rng.range(0.9, 1.1),
@@ -71,7 +71,7 @@ fn stretch_and_shear_jacobian_gradients_match_differences() {
         let mut g = condition_jacobian_gradient(&se, &third, &lambda, &a, &b, p.k, p.kd, [true; 2]);
         let sh = shear_condition(&x, &rest);
         let none = [[Vec3::zeros(); 3]];
-        let gs = condition_jacobian_gradient(&sh, &none, &lambda, &a, &b, ks, kds, [false]);
+        let gs = condition_jacobian_gradient(&sh, &none, &lambda, &a, &b, [ks], kds, [false]);
         g.iter_mut().zip(gs).for_each(|(g, s)| *g += s);
         let err = against_differences(s, &g, &x, fd_step_triangle(&x));
         assert!(
@@ -109,7 +109,7 @@ fn bend_jacobian_gradient_matches_differences() {
         };
         let eval = bend_condition(&x, theta0);
         let none = [[Vec3::zeros(); 4]];
-        let g = condition_jacobian_gradient(&eval, &none, &lambda, &a, &b, k, kd, [false]);
+        let g = condition_jacobian_gradient(&eval, &none, &lambda, &a, &b, [k], kd, [false]);
         let err = against_differences(s, &g, &x, fd_step_hinge(&x));
         assert!(
             err < FD_TOL,

@@ -260,7 +260,8 @@ pub struct ConditionCase<'a, const N: usize, const M: usize> {
     pub name: &'a str,
     pub x: [Vec3; N],
     pub v: [Vec3; N],
-    pub k: f64,
+    /// Stiffness of each component.
+    pub k: [f64; M],
     pub kd: f64,
     /// Components clamped in System mode when negative.
     pub clamp: [bool; M],
@@ -318,7 +319,10 @@ pub fn check_condition_case<const N: usize, const M: usize>(
     );
 
     // Force against the energy and the independent condition.
-    let energy = |xp: &[Vec3; N]| 0.5 * case.k * indep_c(xp).iter().map(|c| c * c).sum::<f64>();
+    let energy = |xp: &[Vec3; N]| {
+        let c = indep_c(xp);
+        0.5 * (0..M).map(|m| case.k[m] * c[m] * c[m]).sum::<f64>()
+    };
     let de = fd_gradient(energy, x, h);
     let mut expected: [Vec3; N] = std::array::from_fn(|a| -de[a]);
     for m in 0..M {
@@ -383,7 +387,7 @@ pub fn check_condition_case<const N: usize, const M: usize>(
             for b in 0..N {
                 expected_system[a][b] += case.kd * grad[m][a] * dcdot[b].transpose();
                 if let Some(hess) = &hess {
-                    expected_system[a][b] += case.k * c[m] * hess[a][b];
+                    expected_system[a][b] += case.k[m] * c[m] * hess[a][b];
                 }
             }
         }

@@ -103,7 +103,8 @@ fn stretch_matches_finite_differences_energy_and_dropped_terms() {
             let (rest, x, v) = random_triangle(&mut rng, shape);
             let k = rng.range(10.0, 1000.0);
             let p = StretchParams {
-                k,
+                // The u and v fibres differ (warp and weft).
+                k: [k, rng.range(10.0, 1000.0)],
                 kd: rng.range(0.01, 0.2) * k,
                 bu: rng.range(0.9, 1.1),
                 bv: rng.range(0.9, 1.1),
@@ -152,7 +153,7 @@ fn shear_matches_finite_differences_energy_and_dropped_terms() {
                 name: &format!("shear {shape:?} x={x:?} uv={:?}", rest.uv),
                 x,
                 v,
-                k,
+                k: [k],
                 kd,
                 clamp: [false],
                 h: fd_step_triangle(&x),
@@ -185,7 +186,7 @@ fn rest_shape_moving_rigidly_feels_no_stretch_or_shear_force() {
         let (bu, bv) = (rng.range(0.9, 1.1), rng.range(0.9, 1.1));
         let (x, v) = rest_placement(&mut rng, &rest, bu, bv);
         let p = StretchParams {
-            k: 1000.0,
+            k: [1000.0, 1000.0],
             kd: 10.0,
             bu,
             bv,
@@ -196,7 +197,7 @@ fn rest_shape_moving_rigidly_feels_no_stretch_or_shear_force() {
         let fs = stretch(&x, &v, &rest, &p, JacobianMode::System);
         let fh = shear(&x, &v, &rest, k, kd, JacobianMode::System);
         for f in fs.f {
-            assert!(f.amax() < 1e-9 * p.k * scale, "{f:?}");
+            assert!(f.amax() < 1e-9 * p.k[0] * scale, "{f:?}");
         }
         for f in fh.f {
             assert!(f.amax() < 1e-9 * k * scale, "{f:?}");
@@ -231,7 +232,7 @@ fn collapsed_triangles_give_finite_forces() {
     ])
     .unwrap();
     let p = StretchParams {
-        k: 1e3,
+        k: [1e3, 1e3],
         kd: 10.0,
         bu: 1.0,
         bv: 1.0,

@@ -86,7 +86,7 @@ fn triangle_share_is_the_combination_of_stretch_shear_and_drag_jacobians() {
         let y: [Vec3; 3] = rng.vecs(0.01);
         // Rest scales around 1 so that compressed (clamped) and stretched components occur.
         let p = StretchParams {
-            k: rng.range(1e2, 1e4),
+            k: [rng.range(1e2, 1e4), rng.range(1e2, 1e4)],
             kd: if case % 4 == 0 {
                 0.0
             } else {

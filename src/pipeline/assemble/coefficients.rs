@@ -29,7 +29,7 @@ impl Coefficients {
                 let inv_a = 1.0 / r.area;
                 (
                     StretchParams {
-                        k: m.stretch * inv_a,
+                        k: [m.stretch_u * inv_a, m.stretch_v * inv_a],
                         kd: m.stretch_damping * inv_a,
                         bu: m.bu,
                         bv: m.bv,
@@ -43,7 +43,7 @@ impl Coefficients {
             .hinges
             .iter()
             .map(|h| {
-                let rigidity = m.bend_u * h.u_share + m.bend_v * (1.0 - h.u_share);
+                let rigidity = m.bend_rigidity(h.u_share);
                 (h.weight * rigidity, h.weight * m.bend_damping)
             })
             .collect();
@@ -60,7 +60,8 @@ impl Coefficients {
     /// network of [`crate::model::springs`]), matching the continuum's small-strain energy:
     ///
     /// ```text
-    /// stretch spring:  k = k_stretch A / L₀²,   k_d = k_d,stretch A / L₀²
+    /// stretch spring:  k = k_stretch A / L₀²,   k_d = k_d,stretch A / L₀²   (k_stretch the
+///                  mean of the u and v moduli: a spring has no fibre direction)
     /// hinge spring:    k = (k_shear A + w (B_u + B_v)/2) / L₀²,
     ///                  k_d = (k_d,shear A + w k_d,bend) / L₀²
     /// ```
@@ -75,7 +76,10 @@ impl Coefficients {
             .map(|s| {
                 let inv = 1.0 / (s.rest * s.rest);
                 let (k, kd) = match s.kind {
-                    SpringKind::Stretch => (m.stretch * s.area, m.stretch_damping * s.area),
+                    SpringKind::Stretch => (
+                        0.5 * (m.stretch_u + m.stretch_v) * s.area,
+                        m.stretch_damping * s.area,
+                    ),
                     SpringKind::Hinge => (
                         m.shear * s.area + s.weight * 0.5 * (m.bend_u + m.bend_v),
                         m.shear_damping * s.area + s.weight * m.bend_damping,

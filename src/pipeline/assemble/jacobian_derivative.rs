@@ -52,7 +52,7 @@ impl System {
                     let sh = shear_condition(&xs, rest);
                     let none = [[Vec3::zeros(); 3]];
                     let gh =
-                        condition_jacobian_gradient(&sh, &none, &ls, &as_, &bs, *ks, *kds, [false]);
+                        condition_jacobian_gradient(&sh, &none, &ls, &as_, &bs, [*ks], *kds, [false]);
                     for ((g, s), h) in g.iter_mut().zip(gs).zip(gh) {
                         *g += s + h;
                     }
@@ -75,7 +75,7 @@ impl System {
                     let eval = bend_condition(&xs, hinge.rest_angle);
                     let none = [[Vec3::zeros(); 4]];
                     let g =
-                        condition_jacobian_gradient(&eval, &none, &ls, &as_, &bs, kb, kdb, [false]);
+                        condition_jacobian_gradient(&eval, &none, &ls, &as_, &bs, [kb], kdb, [false]);
                     out.copy_from_slice(&g);
                 });
         } else {
