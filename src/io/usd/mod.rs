@@ -39,6 +39,7 @@
 //! `.usdc` binary crate files (and `.usd` files holding one) are read with the `openusd`
 //! crate and converted into the same [`Layer`] ([`usdc`]), so every rule above applies to
 //! them too.
+pub mod camera;
 pub mod compose;
 pub mod layer;
 pub mod lexer;
@@ -193,18 +194,25 @@ pub fn read(path: &Path) -> Result<Imported> {
 /// layer with arcs or a `.usdz` archive through [`compose`] (with `options`' variant
 /// selections). Composition problems become [`Imported::warnings`].
 pub fn read_with(path: &Path, options: &compose::Options) -> Result<Imported> {
+    let (layer, warnings) = stage(path, options)?;
+    let mut imported = from_layer(path, &layer)?;
+    imported.warnings.splice(0..0, warnings);
+    Ok(imported)
+}
+
+/// The stage of the USD file `path` as one layer: the file's own layer when it has no
+/// composition arcs (a `--variant` then only warns), else composed and flattened with
+/// `options`' variant selections ([`compose`]); with the warnings of either.
+pub fn stage(path: &Path, options: &compose::Options) -> Result<(Layer, Vec<String>)> {
     let bytes = std::fs::read(path)
         .map_err(|e| Error::input(path, None, format!("cannot read the file: {e}")))?;
     if !is_usdz(&bytes) {
         let layer = parse_layer(path, &bytes)?;
         if !compose::has_arcs(&layer) {
-            let mut imported = from_layer(path, &layer)?;
-            for (set, name) in &options.variants {
-                imported.warnings.push(format!(
-                    "--variant {set}={name}: the file has no variant sets"
-                ));
-            }
-            return Ok(imported);
+            let warnings = (options.variants.iter())
+                .map(|(set, name)| format!("--variant {set}={name}: the file has no variant sets"))
+                .collect();
+            return Ok((layer, warnings));
         }
     }
     let c = compose::compose(path, options).map_err(|reason| {
@@ -214,9 +222,7 @@ pub fn read_with(path: &Path, options: &compose::Options) -> Result<Imported> {
             format!("cannot compose the USD stage ({reason}); check the file and the files it references"),
         )
     })?;
-    let mut imported = from_layer(path, &c.layer)?;
-    imported.warnings.splice(0..0, c.warnings);
-    Ok(imported)
+    Ok((c.layer, c.warnings))
 }
 
 /// A mesh prim found by the walk, with its ancestors.
