@@ -322,3 +322,31 @@ def test_the_command_line_asks_for_silhouettes_only_and_the_status_shows_the_iou
         {"event": "iteration", "iteration": 3, "of": 7, "objective": 0.0125,
          "keyframe_error": 0.07, "silhouette_error": 0.07, "silhouette_iou": 0.6512})
     assert status == "drape: iteration 3/7, objective 0.0125, silhouette IoU 0.651"
+
+
+def test_blenders_usd_camera_named_in_the_file_is_the_camera_the_operator_writes(
+        runs, drape, tmp_path):
+    """Cross-check of the two ways in: the scene camera exported by Blender's USD exporter
+    and named (`"camera": "ShotCam"`, read by drape from the UsdGeomCamera) sees the sheet
+    as the matrix and lens the operator writes; with no iteration both runs report the same
+    silhouette error and IoU."""
+    import drape as extension
+
+    usd = tmp_path / "with_camera.usda"
+    extension.export_usd(bpy.context, runs["sheet"], [runs["cam"]], str(usd))
+    assert 'def Camera "ShotCam"' in usd.read_text()
+    measured = []
+    for camera in ("ShotCam", runs["doc"]["camera"]):
+        doc = dict(runs["doc"], camera=camera)
+        path = tmp_path / "silhouettes.json"
+        path.write_text(json.dumps(doc))
+        report = tmp_path / "report.json"
+        drape("control", usd, "--frames", f"{FIRST}..{LAST}", "--silhouettes", path,
+              "--iterations", "0", "-o", tmp_path / "out.pc2", "--force", "--progress", "none",
+              "--report", report)
+        summary = json.loads(report.read_text())["control"][0]
+        measured.append((summary["initial_silhouette_error"], summary["initial_silhouette_iou"]))
+    (named_error, named_iou), (error, iou_) = measured
+    assert named_error == pytest.approx(error, rel=1e-4)
+    assert named_iou == pytest.approx(iou_, abs=2e-3)
+    assert iou_ < 0.7
