@@ -25,7 +25,7 @@ from bpy_extras.object_utils import world_to_camera_view  # noqa: E402
 from mathutils import Matrix, Vector  # noqa: E402
 
 from readers import read_pc2  # noqa: E402
-from test_blender_match_keyframes import N, build_sheet, make_active  # noqa: E402
+from test_blender_match_keyframes import N, build_sheet, make_active, rms  # noqa: E402
 
 FIRST, LAST = 1, 24
 KEY = LAST
@@ -186,7 +186,9 @@ def test_match_silhouettes_brings_the_iou_from_below_0_7_to_0_9(runs):
     print(f"Match Silhouettes ({bpy.app.version_string}): IoU at frame {KEY} {before:.3f} -> "
           f"{after:.3f}, {summary['iterations']} iterations, {runs['seconds']:.1f} s "
           f"(drape's IoU {summary['initial_silhouette_iou']:.3f} -> "
-          f"{summary['final_silhouette_iou']:.3f})")
+          f"{summary['final_silhouette_iou']:.3f}); RMS 3D distance to the hidden shape "
+          f"{1e3 * rms(runs['plain'], runs['hidden']):.1f} -> "
+          f"{1e3 * rms(runs['controlled'], runs['hidden']):.1f} mm (not asked for)")
     assert runs["result"] == {"FINISHED"}
     assert before < 0.7, "the gust must change the outline"
     assert after >= 0.9
@@ -350,3 +352,21 @@ def test_blenders_usd_camera_named_in_the_file_is_the_camera_the_operator_writes
     assert named_error == pytest.approx(error, rel=1e-4)
     assert named_iou == pytest.approx(iou_, abs=2e-3)
     assert iou_ < 0.7
+
+
+def test_the_legacy_grease_pencil_layout_is_read_like_the_new_one(runs):
+    """Blender <= 4.2 kept strokes on the frame (`frame.strokes[].points[].co`, layer name
+    `info`); the same outline must come out."""
+    from types import SimpleNamespace as NS
+
+    import drape as extension
+
+    corners = [(0.0, 0.0, 1.0), (0.2, 0.0, 1.0), (0.2, 0.0, 1.2)]
+    stroke = NS(points=[NS(co=c) for c in corners])
+    layer = NS(info="Old", hide=False, frames=[NS(frame_number=9, strokes=[stroke])])
+    hidden = NS(info="Hidden", hide=True, frames=[NS(frame_number=9, strokes=[stroke])])
+    ob = NS(name="OldGP", data=NS(layers=[layer, hidden]))
+    found = extension.silhouettes.grease_pencil_frames(ob)
+    assert list(found) == [9] and len(found[9]) == 1
+    label, _, points = found[9][0]
+    assert label == "OldGP, layer 'Old', frame 9, stroke 0" and points == corners

@@ -18,8 +18,8 @@ silhouettes"):
   left out: outlines and garment are projected through the same unshifted camera, so the
   match is the same; only the image coordinates of the frame's border move.
 - **Outlines.** Every stroke of a Grease Pencil object (Blender 4.3+ / 5.x Grease Pencil,
-  `layer.frames[].drawing.strokes[].points[].position`; the legacy layout of Blender ≤ 4.2
-  and of annotations, `layer.frames[].strokes[].points[].co`, too) is one closed outline
+  `layer.frames[].drawing.strokes[].points[].position`; the legacy layout of Blender ≤ 4.2,
+  `layer.frames[].strokes[].points[].co`, too) is one closed outline
   at its drawing's frame number; hidden layers are skipped. Every spline of a curve object
   is one outline (Bézier control points, or poly/NURBS points) at the frame of the
   object's integer custom property `drape_frame`, else at the scene's current frame. Points
