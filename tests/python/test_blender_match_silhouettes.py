@@ -370,3 +370,36 @@ def test_the_legacy_grease_pencil_layout_is_read_like_the_new_one(runs):
     assert list(found) == [9] and len(found[9]) == 1
     label, _, points = found[9][0]
     assert label == "OldGP, layer 'Old', frame 9, stroke 0" and points == corners
+
+
+def test_in_the_modal_path_iterations_show_the_iou_and_escape_stops_drape(runs):
+    """The modal machinery Match Keyframes uses (test_blender_modal.py's fake window
+    manager and events): the status text shows each iteration's silhouette IoU, Esc cancels
+    drape, and the timer, progress bar and status text are cleaned up."""
+    from test_blender_modal import FakeContext, run_modal
+
+    extension = sys.modules["drape"]
+
+    class Harness(extension._DrapeJobOperator):
+        prepare = extension.DRAPE_OT_match_silhouettes.prepare
+        export_format, regularization, iterations = "SCENE", 1e-6, 10000
+
+        def __init__(self):
+            self.reports = []
+
+        def report(self, kind, message):
+            self.reports.append((set(kind), message))
+
+    make_active(runs["sheet"])
+    runs["stroke"].select_set(True)
+    op, ctx = Harness(), FakeContext()
+    result, _ = run_modal(op, ctx, escape_when=lambda job: len(job.progress.objectives) >= 2)
+    assert op._job.cancelled and op._job.returncode == 130
+    shown = [s for s in ctx.workspace.status if s and "silhouette IoU" in s]
+    assert shown and shown[0].startswith("drape: iteration "), ctx.workspace.status
+    assert any(s and s.startswith("drape: cancelling") for s in ctx.workspace.status)
+    kinds, message = op.reports[-1]
+    assert kinds == {"WARNING"} and "drape cancelled" in message
+    assert ctx.window_manager.timers == [] and ctx.window_manager.progress_ended
+    assert ctx.workspace.status[-1] is None
+    print(result, message)
