@@ -264,6 +264,17 @@ def test_bad_targets_are_cancelled_with_the_reason(runs):
         _bad_run(runs, [_target("NoCam", square)], r"the scene has no camera")
     finally:
         scene.camera = cam
+    cam.keyframe_insert("location", frame=10)
+    cam.location.x += 0.5
+    cam.keyframe_insert("location", frame=20)
+    try:
+        _bad_run(runs, [_target("At10", square, frame=10), _target("At20", square, frame=20)],
+                 r"the scene camera 'ShotCam' moves \(or changes lens\) between the outlines "
+                 r"at frames 10 and 20")
+    finally:
+        cam.animation_data_clear()
+        cam.location = EYE
+    scene.frame_set(FIRST)
 
 
 def test_a_curve_object_is_an_outline_at_its_drape_frame(runs):

@@ -242,16 +242,14 @@ def collect(scene, camera, targets, frame_range, y_up=False):
             f"{first + 1}..{last} (frame {first} is the start state); move those Grease "
             "Pencil keyframes (or drape_frame) or change the frame range")
     saved = scene.frame_current
-    cameras, outlines = {}, {}
+    cameras, outlines = {}, {}  # cameras in Blender's axes, where the strokes are
     try:
         for frame in sorted(merged):
             scene.frame_set(frame)
-            yfov, aspect = lens(camera.data, scene.render)
-            cameras[frame] = (world_from_camera(camera.matrix_world), yfov, aspect)
+            cameras[frame] = (world_from_camera(camera.matrix_world),
+                              *lens(camera.data, scene.render))
             outlines[frame] = [outline(cameras[frame], ob.matrix_world, entry)
                                for ob, entry in merged[frame]]
-            if y_up:
-                cameras[frame] = (world_from_camera(camera.matrix_world, True), yfov, aspect)
     finally:
         scene.frame_set(saved)
     frames = sorted(cameras)
@@ -261,4 +259,5 @@ def collect(scene, camera, targets, frame_range, y_up=False):
                 f"the scene camera '{camera.name}' moves (or changes lens) between the "
                 f"outlines at frames {a} and {b}; drape matches silhouettes seen by one fixed "
                 "camera: keep it still over the keyframes")
-    return document(cameras[frames[0]], outlines)
+    m, yfov, aspect = cameras[frames[0]]
+    return document((_mul(Y_UP, m) if y_up else m, yfov, aspect), outlines)
