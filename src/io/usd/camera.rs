@@ -16,9 +16,9 @@
 //! convention; millimetres in practice), so only their ratios matter; their fallbacks are
 //! USD's: 50, 20.955 and 15.2908. The aperture offsets are left out. An orthographic
 //! `projection` is an input error.
-use super::layer::{Layer, Prim, Specifier, Value};
+use super::layer::{Layer, Prim, Value};
 use super::xform::{numbers_at, xform_ops, Blend};
-use super::{compose, StageInfo};
+use super::{compose, Found, StageInfo};
 use crate::error::{Error, Result};
 use crate::io::gltf::camera::PlacedCamera;
 use nalgebra::Matrix4;
@@ -30,13 +30,6 @@ const FOCAL_LENGTH: f64 = 50.0;
 const HORIZONTAL_APERTURE: f64 = 20.955;
 /// USD's fallback `verticalAperture`.
 const VERTICAL_APERTURE: f64 = 15.2908;
-
-/// A camera prim found by the walk, with its ancestors from the root.
-struct Found<'a> {
-    prim: &'a Prim,
-    ancestors: Vec<&'a Prim>,
-    path: String,
-}
 
 impl Found<'_> {
     /// The names that select it: the prim's name and path, and, when it is the one camera
@@ -64,25 +57,6 @@ impl Found<'_> {
     }
 }
 
-fn walk<'a>(prim: &'a Prim, ancestors: &mut Vec<&'a Prim>, path: String, out: &mut Vec<Found<'a>>) {
-    let active = prim.meta("active").and_then(Value::as_f64) != Some(0.0);
-    if prim.specifier != Specifier::Def || !active {
-        return;
-    }
-    if prim.type_name == "Camera" {
-        out.push(Found {
-            prim,
-            ancestors: ancestors.clone(),
-            path: path.clone(),
-        });
-    }
-    ancestors.push(prim);
-    for c in &prim.children {
-        walk(c, ancestors, format!("{path}/{}", c.name), out);
-    }
-    ancestors.pop();
-}
-
 /// The camera of the USD file `path` (composed with `options`) named `name` (see
 /// `Found::names`), placed at `frames`; `Err(names)` lists the stage's cameras when none
 /// has that name.
@@ -104,10 +78,7 @@ pub fn from_layer(
     frames: &[i32],
 ) -> Result<std::result::Result<PlacedCamera, Vec<String>>> {
     let info = StageInfo::from_layer(layer).map_err(|m| Error::input(path, None, m))?;
-    let mut found = Vec::new();
-    for p in &layer.prims {
-        walk(p, &mut Vec::new(), format!("/{}", p.name), &mut found);
-    }
+    let found = super::find(layer, "Camera");
     let Some(cam) = found.iter().find(|f| f.names().iter().any(|n| n == name)) else {
         return Ok(Err(found.iter().map(|f| f.path.clone()).collect()));
     };

@@ -225,10 +225,10 @@ pub fn stage(path: &Path, options: &compose::Options) -> Result<(Layer, Vec<Stri
     Ok((c.layer, c.warnings))
 }
 
-/// A mesh prim found by the walk, with its ancestors.
+/// A prim of the type the walk looks for, with its ancestors.
 struct Found<'a> {
     prim: &'a Prim,
-    /// Ancestors from the root, the mesh excluded.
+    /// Ancestors from the root, the prim excluded.
     ancestors: Vec<&'a Prim>,
     path: String,
 }
@@ -237,11 +237,32 @@ fn is_active(prim: &Prim) -> bool {
     prim.meta("active").and_then(Value::as_f64) != Some(0.0)
 }
 
-fn walk<'a>(prim: &'a Prim, ancestors: &mut Vec<&'a Prim>, path: String, out: &mut Vec<Found<'a>>) {
+/// The active `def` prims of type `type_name` of `layer`, in file order.
+fn find<'a>(layer: &'a Layer, type_name: &str) -> Vec<Found<'a>> {
+    let mut found = Vec::new();
+    for p in &layer.prims {
+        walk(
+            p,
+            type_name,
+            &mut Vec::new(),
+            format!("/{}", p.name),
+            &mut found,
+        );
+    }
+    found
+}
+
+fn walk<'a>(
+    prim: &'a Prim,
+    type_name: &str,
+    ancestors: &mut Vec<&'a Prim>,
+    path: String,
+    out: &mut Vec<Found<'a>>,
+) {
     if prim.specifier != Specifier::Def || !is_active(prim) {
         return;
     }
-    if prim.type_name == "Mesh" {
+    if prim.type_name == type_name {
         out.push(Found {
             prim,
             ancestors: ancestors.clone(),
@@ -250,7 +271,7 @@ fn walk<'a>(prim: &'a Prim, ancestors: &mut Vec<&'a Prim>, path: String, out: &m
     }
     ancestors.push(prim);
     for c in &prim.children {
-        walk(c, ancestors, format!("{path}/{}", c.name), out);
+        walk(c, type_name, ancestors, format!("{path}/{}", c.name), out);
     }
     ancestors.pop();
 }
@@ -288,10 +309,7 @@ fn object_xform<'a>(found: &Found<'a>) -> Option<&'a Prim> {
 /// Builds the meshes of a parsed layer read from `path`.
 pub fn from_layer(path: &Path, layer: &Layer) -> Result<Imported> {
     let info = StageInfo::from_layer(layer).map_err(|m| unreadable(path, m))?;
-    let mut found = Vec::new();
-    for p in &layer.prims {
-        walk(p, &mut Vec::new(), format!("/{}", p.name), &mut found);
-    }
+    let found = find(layer, "Mesh");
     let mut chains = Vec::with_capacity(found.len());
     let mut skins = Vec::with_capacity(found.len());
     for f in &found {
