@@ -409,3 +409,81 @@ fn a_named_gltf_camera_is_read_and_an_unknown_name_refused() {
         }
     }
 }
+
+/// A USD camera named in the silhouettes file (Blender's layout: an Xform "ShotCam" over
+/// its camera prim) places the camera exactly as the same camera given by hand: the
+/// sheet_seam scene (metersPerUnit 1) with the camera 3 m in front of it,
+/// rolled 90° (R_z: x to y, y to −x), focal length 35 over a 36 × 24 aperture. With no
+/// iteration, both runs report the same silhouette error and IoU.
+#[test]
+fn a_named_usd_camera_is_placed_as_the_camera_computed_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = std::fs::read_to_string(fixture("usd/sheet_seam.usda")).unwrap();
+    text.push_str(
+        r#"
+def Xform "ShotCam"
+{
+    double3 xformOp:translate = (0.1, 0.5, 3)
+    float xformOp:rotateZ = 90
+    uniform token[] xformOpOrder = ["xformOp:translate", "xformOp:rotateZ"]
+
+    def Camera "ShotCam_data"
+    {
+        float focalLength = 35
+        float horizontalAperture = 36
+        float verticalAperture = 24
+    }
+}
+"#,
+    );
+    let scene = dir.path().join("sheet_cam.usda");
+    std::fs::write(&scene, text).unwrap();
+    let by_hand = json!({
+        "world_from_camera": [0.0, 1.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0,
+                              0.0, 0.0, 1.0, 0.0, 0.1, 0.5, 3.0, 1.0],
+        "yfov": 2.0 * (12.0f64 / 35.0).atan(),
+        "aspect": 1.5,
+    });
+    let square = json!([[[-0.3, -0.4], [0.3, -0.4], [0.3, 0.3], [-0.3, 0.3]]]);
+    let run = |name: &str, camera: Value| {
+        let file = dir.path().join(format!("{name}.json"));
+        let content = json!({"camera": camera, "keyframes": [{"frame": 6, "outlines": square}]});
+        std::fs::write(&file, content.to_string()).unwrap();
+        let report = dir.path().join(format!("{name}.report.json"));
+        let out = dir.path().join(format!("{name}.pc2"));
+        let o = drape(&[
+            "control",
+            s(&scene),
+            "--frames",
+            "1..6",
+            "--silhouettes",
+            s(&file),
+            "--iterations",
+            "0",
+            "-o",
+            s(&out),
+            "--progress",
+            "none",
+            "--report",
+            s(&report),
+        ]);
+        assert_eq!(code(&o), 0, "{name}: {}", stderr(&o));
+        let r: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+        let c = &r["control"][0];
+        let value = |k: &str| c[k].as_f64().unwrap();
+        (
+            value("initial_silhouette_error"),
+            value("initial_silhouette_iou"),
+        )
+    };
+    let (named, hand) = (run("named", json!("ShotCam")), run("hand", by_hand));
+    assert!(
+        named.1 > 0.0 && named.1 < 1.0,
+        "the camera sees the sheet: {named:?}"
+    );
+    assert!(
+        (named.0 - hand.0).abs() <= 1e-9 * hand.0,
+        "{named:?} vs {hand:?}"
+    );
+    assert_eq!(named.1, hand.1);
+}

@@ -7,8 +7,8 @@
 //! ```
 //! The camera looks down its −Z axis, +Y up (glTF), placed in the scene's world (its
 //! units and axes, scaled by `--scale` like the scene); `"camera": "NAME"` names a glTF
-//! camera node (node or camera name) of the scene instead, placed where its animation has
-//! it at each keyframe. Outlines are closed polygons in normalised image coordinates
+//! camera node (node or camera name) or a USD camera prim ([`super::usd::camera`]) of the
+//! scene instead, placed where its animation has it at each keyframe. Outlines are closed polygons in normalised image coordinates
 //! (x, y ∈ [−1, 1], y up); the region is their even–odd interior. Every problem is an
 //! [`Error::Input`] (exit 2) naming the file and the keyframe, with the fix.
 use super::keyframes::check_frame;
@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 /// Where a named camera may be found and how the scene was read.
 #[derive(Debug, Clone, Copy)]
 pub struct CameraSources<'a> {
-    /// Files searched for a named camera (glTF ones are read; others are skipped).
+    /// Files searched for a named camera (glTF and USD ones are read; others are skipped).
     pub files: &'a [PathBuf],
     /// How the scene was read (clip, allowed folders).
     pub options: &'a ReadOptions,
@@ -275,11 +275,18 @@ fn place(
     let selection = sources.options.gltf(&[], &[]);
     let (mut seen, mut cameras) = (Vec::new(), Vec::<String>::new());
     for file in sources.files {
-        if Format::of(file).ok() != Some(Format::Gltf) || seen.contains(file) {
+        let format = Format::of(file).ok();
+        if !matches!(format, Some(Format::Gltf | Format::Usd)) || seen.contains(file) {
             continue;
         }
         seen.push(file.clone());
-        match super::gltf::camera::camera(file, &selection, name, frames)? {
+        let found = match format {
+            Some(Format::Usd) => {
+                super::usd::camera::camera(file, &sources.options.usd, name, frames)?
+            }
+            _ => super::gltf::camera::camera(file, &selection, name, frames)?,
+        };
+        match found {
             Ok(placed) => {
                 let aspect = placed.aspect.ok_or_else(|| {
                     Error::input(
@@ -301,7 +308,7 @@ fn place(
         }
     }
     let have = if cameras.is_empty() {
-        "the scene's glTF files have no cameras".to_string()
+        "the scene's glTF and USD files have no cameras".to_string()
     } else {
         format!("cameras there: {}", cameras.join(", "))
     };
@@ -309,9 +316,9 @@ fn place(
         path,
         Some("camera"),
         format!(
-            "names camera \"{name}\", but no glTF file of the scene has a camera of that \
-             name ({have}; cameras are read from glTF scenes only); name one of them or \
-             give world_from_camera, yfov and aspect instead"
+            "names camera \"{name}\", but no glTF or USD file of the scene has a camera of \
+             that name ({have}; cameras are read from glTF and USD scenes only); name one of \
+             them or give world_from_camera, yfov and aspect instead"
         ),
     ))
 }

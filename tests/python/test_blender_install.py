@@ -222,7 +222,7 @@ def test_the_package_holds_the_add_on_the_binary_and_its_platform(installed):
         manifest = z.read("blender_manifest.toml").decode()
         mode = z.getinfo("bin/drape").external_attr >> 16
     assert {"blender_manifest.toml", "__init__.py", "operators.py", "settings.py", "runner.py",
-            "cache.py", "export.py", "keyframes.py", "bin/drape"} <= names
+            "cache.py", "export.py", "keyframes.py", "silhouettes.py", "bin/drape"} <= names
     assert 'platforms = ["linux-x64"]' in manifest
     assert mode & 0o111, "the binary is stored executable"
     assert package.name == "drape-0.1.0-linux_x64.zip"

@@ -1,4 +1,5 @@
-"""Drape for Blender: Object ▸ Drape ▸ Simulate Garment / Match Keyframes / Bake All Garments
+"""Drape for Blender: Object ▸ Drape ▸ Simulate Garment / Match Keyframes / Match Silhouettes /
+Bake All Garments
 (README.md, "Blender extension").
 
 The active object is the garment, the other selected meshes are bodies (none selected: the
@@ -18,7 +19,10 @@ partial cache); in background mode they block until drape ends (`operators`).
 Match Keyframes does the same with `drape control`: the garment's shape keys `key_<frame>`
 are the shapes it must reach at those frames, written to an MDD keyframe file
 (`keyframes.write_keyframes`); the status text shows the objective and the RMS keyframe
-error of every L-BFGS iteration, then the frames of the final bake.
+error of every L-BFGS iteration, then the frames of the final bake. Match Silhouettes asks
+instead that, seen from the scene camera, the garment's outline fill the selected Grease
+Pencil strokes (or curves) drawn in camera view at their frames (`silhouettes.collect`,
+`drape control --silhouettes`); its status text shows the silhouette IoU.
 
 Shape keys and the cache: the exported garment is the rest shape (`key_<frame>` keys are
 muted during the export, `keyframes.rest_shape`), and the Mesh Cache modifier overwrites
@@ -33,11 +37,11 @@ import os
 import bpy
 from bpy.props import StringProperty
 
-from . import cache, export, keyframes, operators, runner, settings  # noqa: F401
+from . import cache, export, keyframes, operators, runner, settings, silhouettes  # noqa: F401
 from .export import export_gltf, export_usd  # noqa: F401 (used by scripts and tests)
 from .operators import (  # noqa: F401 (the operators' machinery, used by the tests)
     EXTENSION_DIR, OPERATOR_FORMATS, DRAPE_OT_bake_all, DRAPE_OT_match_keyframes,
-    DRAPE_OT_simulate_garment, _DrapeJobOperator, _paths, binary)
+    DRAPE_OT_match_silhouettes, DRAPE_OT_simulate_garment, _DrapeJobOperator, _paths, binary)
 
 
 class DrapePreferences(bpy.types.AddonPreferences):
@@ -67,6 +71,7 @@ class DRAPE_MT_object(bpy.types.Menu):
     def draw(self, context):
         self.layout.operator(DRAPE_OT_simulate_garment.bl_idname)
         self.layout.operator(DRAPE_OT_match_keyframes.bl_idname)
+        self.layout.operator(DRAPE_OT_match_silhouettes.bl_idname)
         self.layout.operator(DRAPE_OT_bake_all.bl_idname)
 
 
@@ -99,6 +104,7 @@ class DRAPE_PT_physics(bpy.types.Panel):
         col = layout.column(align=True)
         col.operator(DRAPE_OT_simulate_garment.bl_idname, icon="MOD_CLOTH")
         col.operator(DRAPE_OT_match_keyframes.bl_idname, icon="SHAPEKEY_DATA")
+        col.operator(DRAPE_OT_match_silhouettes.bl_idname, icon="OUTLINER_OB_GREASEPENCIL")
         col.operator(DRAPE_OT_bake_all.bl_idname, icon="RENDER_ANIMATION")
         mod = cache.find_modifier(context.object)
         if mod is not None:

@@ -1,4 +1,4 @@
-"""The drape operators: Simulate Garment, Match Keyframes and Bake All.
+"""The drape operators: Simulate Garment, Match Keyframes, Match Silhouettes and Bake All.
 
 Each bake exports the garment and its bodies (`export`), runs drape in a subprocess
 (`runner.Job`) and loads the cache (`cache.apply_cache`: a PC2 with a Mesh Cache modifier, an
@@ -19,7 +19,7 @@ import re
 import bpy
 from bpy.props import EnumProperty, FloatProperty, IntProperty
 
-from . import cache, export, keyframes, runner, settings
+from . import cache, export, keyframes, runner, settings, silhouettes
 
 EXTENSION_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -63,12 +63,13 @@ def _selection(context):
 
 
 def _paths(garment, export_format="USD"):
-    """(scene file, result cache, keyframe MDD) of `garment` in the work directory; the
-    scene's extension is that of `export_format`, the cache's that of the garment's Cache
-    Format (`.pc2` or `.abc`)."""
+    """(scene file, result cache, keyframe MDD, silhouettes JSON) of `garment` in the work
+    directory; the scene's extension is that of `export_format`, the cache's that of the
+    garment's Cache Format (`.pc2` or `.abc`)."""
     work, name = _work_dir(), _safe(garment.name)
     out = settings.CACHE_EXTENSION.get(getattr(garment.drape, "cache_format", "PC2"), ".pc2")
-    ends = ("_scene" + export.EXTENSION.get(export_format, ".usdc"), out, "_keys.mdd")
+    ends = ("_scene" + export.EXTENSION.get(export_format, ".usdc"), out, "_keys.mdd",
+            "_silhouettes.json")
     return tuple(os.path.join(work, name + end) for end in ends)
 
 
@@ -291,7 +292,7 @@ def simulate_command(context, garment, bodies, export_format):
     """Exports `garment` and `bodies` and returns (command, output path) of `drape simulate`
     with the garment's settings; remembers the bodies on the garment."""
     exe = binary(context)
-    scene_path, out, _ = _paths(garment, export_format)
+    scene_path, out = _paths(garment, export_format)[:2]
     settings.remember(garment, bodies)
     export.export_scene(context, garment, bodies, scene_path, export_format)
     command = runner.simulate_command(
@@ -394,6 +395,26 @@ class DRAPE_OT_bake_all(_DrapeJobOperator, bpy.types.Operator):
         return {"FINISHED"} if self._baked else {"CANCELLED"}
 
 
+def control_command(operator, context, garment, bodies, write_targets):
+    """Exports `garment` and `bodies` and returns the `drape control` command line and the
+    output path, with the operator's `regularization` and `iterations`; `write_targets`
+    (export format, MDD path, silhouettes path) writes the targets and returns the
+    keyword arguments `keyframes` / `silhouettes` of `runner.control_command`."""
+    exe = binary(context)
+    fmt = operator.export_format_of(context, garment)
+    scene_path, out, mdd, outlines = _paths(garment, fmt)
+    settings.remember(garment, bodies)
+    export.export_scene(context, garment, bodies, scene_path, fmt)
+    targets = dict(keyframes=None, silhouettes=None)
+    targets.update(write_targets(fmt, mdd, outlines))
+    command = runner.control_command(
+        exe, scene_path, out=out,
+        regularization=operator.regularization, iterations=operator.iterations,
+        **targets, **_options(context, garment, out, fmt),
+    )
+    return command, out
+
+
 class DRAPE_OT_match_keyframes(_DrapeJobOperator, bpy.types.Operator):
     """Simulate the active garment over the other selected meshes with gentle control forces
     so that it matches its shape keys key_<frame> at those frames (drape control), and load
@@ -438,18 +459,61 @@ class DRAPE_OT_match_keyframes(_DrapeJobOperator, bpy.types.Operator):
                 f"{first + 1}..{last} (frame {first} is the start state); rename them or "
                 "change the frame range"
             )
-        exe = binary(context)
-        fmt = self.export_format_of(context, garment)
-        scene_path, out, mdd = _paths(garment, fmt)
-        settings.remember(garment, bodies)
-        export.export_scene(context, garment, bodies, scene_path, fmt)
-        keyframes.write_keyframes(garment, mdd, _fps(scene), y_up=fmt == "GLTF")
-        command = runner.control_command(
-            exe, scene_path, mdd, out,
-            regularization=self.regularization, iterations=self.iterations,
-            **_options(context, garment, out, fmt),
-        )
+
+        def write_targets(fmt, mdd, _):
+            keyframes.write_keyframes(garment, mdd, _fps(scene), y_up=fmt == "GLTF")
+            return dict(keyframes=mdd)
+
+        command, out = control_command(self, context, garment, bodies, write_targets)
         return command, out, garment
 
 
-CLASSES = (DRAPE_OT_simulate_garment, DRAPE_OT_match_keyframes, DRAPE_OT_bake_all)
+class DRAPE_OT_match_silhouettes(_DrapeJobOperator, bpy.types.Operator):
+    """Simulate the active garment over the other selected meshes with gentle control forces
+    so that, seen from the scene camera, its outline matches the selected Grease Pencil
+    strokes (or curves) drawn in camera view at their frames (drape control --silhouettes),
+    and load the result as a Mesh Cache"""
+
+    bl_idname = "drape.match_silhouettes"
+    bl_label = "Match Silhouettes"
+    bl_options = {"REGISTER"}
+
+    regularization: FloatProperty(
+        name="Regularization",
+        description="Price of the control forces against silhouette error (drape "
+                    "--regularization): lower matches the outlines more exactly with "
+                    "stronger forces",
+        default=1e-6, min=1e-12, soft_min=1e-9, soft_max=1.0, precision=8,
+    )
+    iterations: IntProperty(
+        name="Iterations",
+        description="L-BFGS iterations at most (drape --iterations); each simulates the "
+                    "frames up to the last outline forward and backward",
+        default=40, min=0, soft_max=200,
+    )
+    export_format: EnumProperty(
+        name="Export Format", description="How the garment and bodies are handed to drape",
+        items=OPERATOR_FORMATS, default="SCENE",
+    )
+
+    def prepare(self, context):
+        garment, bodies = _selection(context)
+        scene = context.scene
+        targets = [o for o in context.selected_objects
+                   if o.type in ("GREASEPENCIL", "GPENCIL", "CURVE")]
+        frames = settings.frames(scene, garment.drape)
+        y_up = self.export_format_of(context, garment) == "GLTF"
+        try:  # before the export: a bad outline costs no export
+            doc = silhouettes.collect(scene, scene.camera, targets, frames, y_up=y_up)
+        except silhouettes.SilhouetteError as e:
+            raise runner.DrapeError(str(e)) from e
+
+        def write_targets(_, __, path):
+            return dict(silhouettes=silhouettes.write(path, doc))
+
+        command, out = control_command(self, context, garment, bodies, write_targets)
+        return command, out, garment
+
+
+CLASSES = (DRAPE_OT_simulate_garment, DRAPE_OT_match_keyframes, DRAPE_OT_match_silhouettes,
+           DRAPE_OT_bake_all)

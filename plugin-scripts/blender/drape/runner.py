@@ -189,14 +189,22 @@ def simulate_command(binary, scene, out, garments=(), bodies=(), **options):
 
 
 def control_command(binary, scene, keyframes, out, regularization=None, iterations=None,
-                    **options):
-    """`drape control SCENE --keyframes SOURCE -o OUT [--regularization A] [--iterations N]
-    [options] --progress json`.
+                    silhouettes=None, **options):
+    """`drape control SCENE [--keyframes SOURCE] [--silhouettes FILE] -o OUT
+    [--regularization A] [--iterations N] [options] --progress json`.
 
-    regularization: price α of the control forces (> 0; drape's default 1e-4); iterations:
-    L-BFGS iterations at most (>= 0; drape's default 40); None leaves drape's default.
-    options as in `simulate_command`."""
-    cmd = [str(binary), "control", str(scene), "--keyframes", str(keyframes), "-o", str(out)]
+    keyframes: the 3D keyframe source, or None with `silhouettes` (a silhouettes JSON file)
+    alone; regularization: price α of the control forces (> 0; drape's default 1e-4);
+    iterations: L-BFGS iterations at most (>= 0; drape's default 40); None leaves drape's
+    default. options as in `simulate_command`."""
+    if keyframes is None and silhouettes is None:
+        raise DrapeError("drape control needs keyframes or silhouettes")
+    cmd = [str(binary), "control", str(scene)]
+    if keyframes is not None:
+        cmd += ["--keyframes", str(keyframes)]
+    if silhouettes is not None:
+        cmd += ["--silhouettes", str(silhouettes)]
+    cmd += ["-o", str(out)]
     if regularization is not None:
         if not float(regularization) > 0:
             raise DrapeError(f"regularization {regularization} must be a positive number")
@@ -252,14 +260,20 @@ def parse_line(line):
 
 def iteration_status(event):
     """The status line of a `drape control` iteration event: "drape: iteration 4/40,
-    objective 0.0123, keyframe error 4.0 mm" (keyframe_error is an RMS distance in m)."""
+    objective 0.0123, keyframe error 4.0 mm" (keyframe_error is an RMS distance in m), with
+    silhouette keyframes ", silhouette IoU 0.912" too."""
     status = f"drape: iteration {int(event.get('iteration', 0) or 0)}/{event.get('of', '?')}"
     objective = event.get("objective")
     if isinstance(objective, (int, float)):
         status += f", objective {objective:.6g}"
     error = event.get("keyframe_error")
-    if isinstance(error, (int, float)):
+    outline = event.get("silhouette_error")
+    # keyframe_error is the silhouette error when there are no 3D keyframes
+    if isinstance(error, (int, float)) and error != outline:
         status += f", keyframe error {1e3 * error:.1f} mm"
+    iou = event.get("silhouette_iou")
+    if isinstance(iou, (int, float)):
+        status += f", silhouette IoU {iou:.3f}"
     return status
 
 

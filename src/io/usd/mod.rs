@@ -39,6 +39,7 @@
 //! `.usdc` binary crate files (and `.usd` files holding one) are read with the `openusd`
 //! crate and converted into the same [`Layer`] ([`usdc`]), so every rule above applies to
 //! them too.
+pub mod camera;
 pub mod compose;
 pub mod layer;
 pub mod lexer;
@@ -193,18 +194,25 @@ pub fn read(path: &Path) -> Result<Imported> {
 /// layer with arcs or a `.usdz` archive through [`compose`] (with `options`' variant
 /// selections). Composition problems become [`Imported::warnings`].
 pub fn read_with(path: &Path, options: &compose::Options) -> Result<Imported> {
+    let (layer, warnings) = stage(path, options)?;
+    let mut imported = from_layer(path, &layer)?;
+    imported.warnings.splice(0..0, warnings);
+    Ok(imported)
+}
+
+/// The stage of the USD file `path` as one layer: the file's own layer when it has no
+/// composition arcs (a `--variant` then only warns), else composed and flattened with
+/// `options`' variant selections ([`compose`]); with the warnings of either.
+pub fn stage(path: &Path, options: &compose::Options) -> Result<(Layer, Vec<String>)> {
     let bytes = std::fs::read(path)
         .map_err(|e| Error::input(path, None, format!("cannot read the file: {e}")))?;
     if !is_usdz(&bytes) {
         let layer = parse_layer(path, &bytes)?;
         if !compose::has_arcs(&layer) {
-            let mut imported = from_layer(path, &layer)?;
-            for (set, name) in &options.variants {
-                imported.warnings.push(format!(
-                    "--variant {set}={name}: the file has no variant sets"
-                ));
-            }
-            return Ok(imported);
+            let warnings = (options.variants.iter())
+                .map(|(set, name)| format!("--variant {set}={name}: the file has no variant sets"))
+                .collect();
+            return Ok((layer, warnings));
         }
     }
     let c = compose::compose(path, options).map_err(|reason| {
@@ -214,15 +222,13 @@ pub fn read_with(path: &Path, options: &compose::Options) -> Result<Imported> {
             format!("cannot compose the USD stage ({reason}); check the file and the files it references"),
         )
     })?;
-    let mut imported = from_layer(path, &c.layer)?;
-    imported.warnings.splice(0..0, c.warnings);
-    Ok(imported)
+    Ok((c.layer, c.warnings))
 }
 
-/// A mesh prim found by the walk, with its ancestors.
+/// A prim of the type the walk looks for, with its ancestors.
 struct Found<'a> {
     prim: &'a Prim,
-    /// Ancestors from the root, the mesh excluded.
+    /// Ancestors from the root, the prim excluded.
     ancestors: Vec<&'a Prim>,
     path: String,
 }
@@ -231,11 +237,32 @@ fn is_active(prim: &Prim) -> bool {
     prim.meta("active").and_then(Value::as_f64) != Some(0.0)
 }
 
-fn walk<'a>(prim: &'a Prim, ancestors: &mut Vec<&'a Prim>, path: String, out: &mut Vec<Found<'a>>) {
+/// The active `def` prims of type `type_name` of `layer`, in file order.
+fn find<'a>(layer: &'a Layer, type_name: &str) -> Vec<Found<'a>> {
+    let mut found = Vec::new();
+    for p in &layer.prims {
+        walk(
+            p,
+            type_name,
+            &mut Vec::new(),
+            format!("/{}", p.name),
+            &mut found,
+        );
+    }
+    found
+}
+
+fn walk<'a>(
+    prim: &'a Prim,
+    type_name: &str,
+    ancestors: &mut Vec<&'a Prim>,
+    path: String,
+    out: &mut Vec<Found<'a>>,
+) {
     if prim.specifier != Specifier::Def || !is_active(prim) {
         return;
     }
-    if prim.type_name == "Mesh" {
+    if prim.type_name == type_name {
         out.push(Found {
             prim,
             ancestors: ancestors.clone(),
@@ -244,7 +271,7 @@ fn walk<'a>(prim: &'a Prim, ancestors: &mut Vec<&'a Prim>, path: String, out: &m
     }
     ancestors.push(prim);
     for c in &prim.children {
-        walk(c, ancestors, format!("{path}/{}", c.name), out);
+        walk(c, type_name, ancestors, format!("{path}/{}", c.name), out);
     }
     ancestors.pop();
 }
@@ -282,10 +309,7 @@ fn object_xform<'a>(found: &Found<'a>) -> Option<&'a Prim> {
 /// Builds the meshes of a parsed layer read from `path`.
 pub fn from_layer(path: &Path, layer: &Layer) -> Result<Imported> {
     let info = StageInfo::from_layer(layer).map_err(|m| unreadable(path, m))?;
-    let mut found = Vec::new();
-    for p in &layer.prims {
-        walk(p, &mut Vec::new(), format!("/{}", p.name), &mut found);
-    }
+    let found = find(layer, "Mesh");
     let mut chains = Vec::with_capacity(found.len());
     let mut skins = Vec::with_capacity(found.len());
     for f in &found {
