@@ -140,9 +140,10 @@ pub struct SimulateArgs {
     /// The glTF clip, the folders external files may come from and USD variants.
     #[command(flatten)]
     pub input: InputArgs,
-    /// Material preset (cotton, silk, denim, jersey, leather) or a JSON file whose fields
-    /// (density kg/m², stretch/shear N/m, bend_u/bend_v N·m, their *_damping, bu, bv, drag,
-    /// friction, thickness m) override cotton's.
+    /// Material preset (cotton, silk, denim, jersey, leather) or a JSON file (e.g. one of
+    /// the calibrated fabrics in materials/) whose fields (density kg/m², stretch_u/stretch_v/shear N/m, bend_u/bend_v/bend_bias N·m,
+    /// their *_damping, bu, bv, drag, friction, thickness m) override those of its "base"
+    /// preset (default cotton); docs/reference.md, "Materials".
     #[arg(long, value_name = "M", default_value = "cotton")]
     pub material: String,
     /// Cache path; the extension picks the format: .pc2, .mdd, .usda (or .usd, USD text),
@@ -339,11 +340,13 @@ pub struct BatchArgs {
 
 /// `drape calibrate`.
 #[derive(Debug, Args)]
-#[command(after_help = "Without --bending-length: measures --material (default cotton) in \
+#[command(
+    after_help = "Without --bending-length: measures --material (default cotton) in \
     the simulated tests and prints the figures. With --density and --bending-length: fits \
     bending rigidities (and, with --drape-coefficient, the shear modulus) so that the \
     simulated tests give the measured figures, and writes the material JSON to -o. \
-    Lengths take a unit: 2.1cm, 21mm or 0.021 (metres). See docs/materials.md.")]
+    Lengths take a unit: 2.1cm, 21mm or 0.021 (metres). See docs/materials.md."
+)]
 pub struct CalibrateArgs {
     /// The material to measure, or the base of the fit (its stretch, damping, friction and
     /// thickness are kept): a preset or a JSON file.

@@ -161,6 +161,10 @@ fn write_file(path: &std::path::Path, text: &str) -> Result<()> {
         .and_then(|()| std::fs::rename(&tmp, path));
     result.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        Error::input(path, None, format!("cannot write the material file ({e}); choose another -o"))
+        Error::input(
+            path,
+            None,
+            format!("cannot write the material file ({e}); choose another -o"),
+        )
     })
 }

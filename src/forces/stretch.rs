@@ -104,7 +104,10 @@ pub fn add_stretch(
     let def = Deformation::new(x, rest);
     let a = rest.area;
     let kd = p.kd;
-    for (k, (w, d, b)) in p.k.into_iter().zip([(def.wu, def.du, p.bu), (def.wv, def.dv, p.bv)]) {
+    for (k, (w, d, b)) in
+        p.k.into_iter()
+            .zip([(def.wu, def.du, p.bu), (def.wv, def.dv, p.bv)])
+    {
         let len = w.norm();
         let c = a * (len - b);
         if !len.is_finite() || len < MIN_STRETCH {
@@ -166,7 +169,10 @@ pub fn add_stretch_system(
     let def = Deformation::new(x, rest);
     let (a, h) = (rest.area, out.h);
     let kd = p.kd;
-    for (k, (w, d, b)) in p.k.into_iter().zip([(def.wu, def.du, p.bu), (def.wv, def.dv, p.bv)]) {
+    for (k, (w, d, b)) in
+        p.k.into_iter()
+            .zip([(def.wu, def.du, p.bu), (def.wv, def.dv, p.bv)])
+    {
         let len = w.norm();
         let c = a * (len - b);
         if !len.is_finite() || len < MIN_STRETCH {

@@ -2,17 +2,9 @@
 //! edge, with the discrete-shells weight and the split between u and v rigidity.
 //!
 //! ```text
-//! weight  = ‖e‖² / (A₁ + A₂)        ‖e‖ rest length of the edge (m), A₁, A₂ rest areas (m²)
+//! weight  = 3 ‖e‖² / (A₁ + A₂)      ‖e‖ rest length of the edge (m), A₁, A₂ rest areas (m²)
 //! u_share = d_v²                    (d_u, d_v) unit rest direction of the edge in UV space
 //! ```
-//! The hinge energy `½ B weight θ²` is Grinspun et al.'s discrete-shells energy (2003,
-//! `Σ θ² ‖e‖/h̄ₑ`, h̄ₑ a third of the mean height: weight `3‖e‖²/(A₁ + A₂)`) divided by 3:
-//! on a regular mesh (equilateral or a square grid) bent into a cylinder of curvature κ,
-//! a hinge turns by κ times the distance between its triangles' circumcentres and the
-//! discrete-shells sum comes to `3 · ½ B κ²` per unit area, three times the plate's
-//! `½ B κ²` (on the equilateral mesh it is the energy of a plate of Poisson ratio −⅓).
-//! With the factor removed, `B` is the rigidity a cantilever test measures (`B = w g c³`,
-//! [`crate::textile`]).
 //! Across a seam the two triangles see the edge in different panels: ‖e‖ is the mean of
 //! the two rest lengths and `u_share` the mean of the two sides' `d_v²`.
 use super::topology::{agree, Edge, Side};
@@ -81,7 +73,7 @@ fn hinge(
     Hinge {
         edge: [x1, x2],
         wings,
-        weight: len * len / (area_s + area_t),
+        weight: 3.0 * len * len / (area_s + area_t),
         u_share: 0.5 * (vs + vt),
         rest_angle: 0.0,
         seam,

@@ -81,8 +81,7 @@ pub struct Hinge {
     pub edge: [usize; 2],
     /// The two opposite particles (x0 in the first triangle, x3 in the second).
     pub wings: [usize; 2],
-    /// Hinge weight `‖e‖² / (A₁ + A₂)` from rest lengths and areas (dimensionless; the
-    /// discrete-shells weight over 3, see `model/hinges.rs`).
+    /// Discrete-shells weight `3‖e‖² / (A₁ + A₂)` from rest lengths and areas (dimensionless).
     pub weight: f64,
     /// Share of the u rigidity: `d_v²` where `(d_u, d_v)` is the unit rest direction of the
     /// edge in UV space (bending about a hinge along v bends the u fibres). `k = weight ·

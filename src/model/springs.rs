@@ -11,7 +11,7 @@
 //! ```text
 //! (s_k, p_k) = position of wing k along the edge and its distance from it, in triangle k's
 //!              rest UVs (m)
-//! L₀ = √((s₀ − s₁)² + (p₀ + p₁)²)      weight w = ‖e‖² / (A₀ + A₁)   (as the bend hinges)
+//! L₀ = √((s₀ − s₁)² + (p₀ + p₁)²)      weight w = 3‖e‖² / (A₀ + A₁)  (as the bend hinges)
 //! ```
 //! The pairs are the same as the bend hinges' ([`super::Hinge`]): consecutive triangles
 //! around an edge, skipping pairs whose windings disagree.
@@ -41,7 +41,7 @@ pub struct Spring {
     /// Rest area it stands for (m²): `Σ A_t / 3` of an edge's triangles, `(A₀ + A₁)/3` of a
     /// hinge's two triangles.
     pub area: f64,
-    /// Hinge weight `‖e‖²/(A₀ + A₁)` of a hinge spring (dimensionless, 0 for
+    /// Discrete-shells weight `3‖e‖²/(A₀ + A₁)` of a hinge spring (dimensionless, 0 for
     /// stretch springs).
     pub weight: f64,
 }
@@ -89,7 +89,7 @@ pub fn springs(model: &ClothModel) -> Vec<Spring> {
                     rest,
                     kind: SpringKind::Hinge,
                     area: (rs.area + rt.area) / 3.0,
-                    weight: len * len / (rs.area + rt.area),
+                    weight: 3.0 * len * len / (rs.area + rt.area),
                 });
             }
         }

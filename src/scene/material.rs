@@ -7,9 +7,9 @@
 //! its rest area `a`, so a triangle stores `½ k a ε²` and the stiffness is a resolution
 //! independent membrane modulus in N/m (energy per m² per unit strain²). Bend stiffness is a
 //! bending rigidity `B` in N·m; a hinge with edge `e` between triangles of rest areas
-//! `A₁`, `A₂` gets `k = B · ‖e‖² / (A₁ + A₂)` (the discrete-shells hinge weight over 3, so
-//! that `B` is the rigidity of cylindrical bending that a cantilever test measures), which
-//! keeps the draped shape the same when the mesh is refined.
+//! `A₁`, `A₂` gets `k = (B/3) · 3‖e‖² / (A₁ + A₂)` (the discrete-shells hinge weight, with
+//! `B/3` so that `B` is the rigidity of cylindrical bending that a cantilever test
+//! measures), which keeps the draped shape the same when the mesh is refined.
 //!
 //! A material's u and v are the axes of each panel's UV layout. The presets put the weft
 //! along u and the warp along v; a JSON file may turn them (`"warp": "u"`).
@@ -37,7 +37,8 @@ pub struct Material {
     /// Shear damping `k_d`, N·s/m. Typical 1e-2 × shear.
     pub shear_damping: f64,
     /// Bending rigidity of the u (weft) fibres, i.e. about hinges that run along v, N·m.
-    /// Typical 5e-7 (silk) … 2e-4 (leather).
+    /// Typical 1e-6 (silk) … 6e-4 (leather): `w g c³` for a fabric of weight per area `w g`
+    /// and cantilever bending length `c` (docs/materials.md).
     pub bend_u: f64,
     /// Bending rigidity of the v (warp) fibres (about hinges along u), N·m.
     pub bend_v: f64,
@@ -67,116 +68,87 @@ impl Default for Material {
 }
 
 /// Names of the built-in presets, for help texts and error messages.
-pub const PRESETS: [&str; 6] = ["cotton", "silk", "denim", "jersey", "wool", "leather"];
+pub const PRESETS: [&str; 5] = ["cotton", "silk", "denim", "jersey", "leather"];
 
 impl Material {
-    /// A built-in preset by name (`cotton`, `silk`, `denim`, `jersey`, `wool`, `leather`).
+    /// A built-in preset by name (`cotton`, `silk`, `denim`, `jersey`, `leather`).
     ///
-    /// The figures, their sources and the simulated textile tests that check them are in
-    /// docs/materials.md. Weft (knits: course) along u, warp (wale) along v. Bending
-    /// rigidities are those whose simulated cantilever test at 1 cm particle spacing gives
-    /// the fabric's measured bending length ([`crate::textile::cantilever`]); damping is an
-    /// engineering choice (`k_d` = 1e-3 s × stretch, 1e-2 s × shear, 0.1 s × bend), not
-    /// a textile figure.
+    /// Weft along u, warp along v. The fabrics calibrated against published textile
+    /// measurements are the material files in `materials/` (docs/materials.md).
     pub fn preset(name: &str) -> Option<Material> {
-        // Cotton shirting, 120 g/m².
-        let cotton = Material {
-            density: 0.12,
-            stretch_u: 12_000.0,
-            stretch_v: 21_000.0,
-            stretch_damping: 21.0,
-            shear: 56.0,
-            shear_damping: 0.56,
-            bend_u: 8.7e-6,
-            bend_v: 1.4e-5,
-            bend_bias: Some(1.0e-5),
-            bend_damping: 1.4e-6,
+        let base = Material {
+            density: 0.15,
+            stretch_u: 5000.0,
+            stretch_v: 5000.0,
+            stretch_damping: 5.0,
+            shear: 50.0,
+            shear_damping: 0.5,
+            bend_u: 1.5e-5,
+            bend_v: 1.5e-5,
+            bend_bias: None,
+            bend_damping: 1.5e-6,
             bu: 1.0,
             bv: 1.0,
             drag: 0.5,
-            friction: 0.3,
+            friction: 0.4,
             thickness: 0.004,
         };
         Some(match name {
-            "cotton" => cotton,
-            // Silk crêpe de chine, 60 g/m².
+            "cotton" => base,
             "silk" => Material {
                 density: 0.06,
-                stretch_u: 4_000.0,
-                stretch_v: 6_000.0,
-                stretch_damping: 6.0,
-                shear: 20.0,
-                shear_damping: 0.2,
-                bend_u: 4.0e-6,
-                bend_v: 4.0e-6,
-                bend_bias: None,
-                bend_damping: 4.0e-7,
+                stretch_u: 2000.0,
+                stretch_v: 2000.0,
+                stretch_damping: 2.0,
+                shear: 10.0,
+                shear_damping: 0.1,
+                bend_u: 1.5e-6,
+                bend_v: 1.5e-6,
+                bend_damping: 1.5e-7,
                 friction: 0.2,
                 thickness: 0.002,
-                ..cotton
+                ..base
             },
-            // Denim, 400 g/m² (12 oz/yd²).
             "denim" => Material {
                 density: 0.4,
-                stretch_u: 7_000.0,
-                stretch_v: 9_500.0,
-                stretch_damping: 9.5,
-                shear: 112.0,
-                shear_damping: 1.12,
-                bend_u: 4.3e-5,
-                bend_v: 7.5e-5,
-                bend_bias: Some(4.7e-5),
-                bend_damping: 7.5e-6,
-                friction: 0.4,
+                stretch_u: 20000.0,
+                stretch_v: 20000.0,
+                stretch_damping: 20.0,
+                shear: 300.0,
+                shear_damping: 3.0,
+                bend_u: 1.5e-4,
+                bend_v: 9e-5,
+                bend_damping: 1.5e-5,
+                friction: 0.5,
                 thickness: 0.005,
-                ..cotton
+                ..base
             },
-            // Cotton single jersey, 180 g/m² (u along the courses, v along the wales).
             "jersey" => Material {
-                density: 0.18,
-                stretch_u: 1_000.0,
-                stretch_v: 2_500.0,
-                stretch_damping: 2.5,
+                density: 0.2,
+                stretch_u: 800.0,
+                stretch_v: 800.0,
+                stretch_damping: 0.8,
                 shear: 20.0,
                 shear_damping: 0.2,
-                bend_u: 6.0e-6,
-                bend_v: 1.0e-5,
-                bend_bias: None,
-                bend_damping: 1.0e-6,
-                friction: 0.3,
-                ..cotton
+                bend_u: 9e-6,
+                bend_v: 1.2e-5,
+                bend_damping: 9e-7,
+                friction: 0.5,
+                ..base
             },
-            // Worsted wool suiting, 270 g/m².
-            "wool" => Material {
-                density: 0.27,
-                stretch_u: 4_500.0,
-                stretch_v: 10_500.0,
-                stretch_damping: 10.5,
-                shear: 32.0,
-                shear_damping: 0.32,
-                bend_u: 2.6e-5,
-                bend_v: 4.2e-5,
-                bend_bias: Some(3.8e-5),
-                bend_damping: 4.2e-6,
-                friction: 0.3,
-                thickness: 0.005,
-                ..cotton
-            },
-            // Garment (sheep nappa) leather, 550 g/m².
             "leather" => Material {
-                density: 0.55,
-                stretch_u: 5_000.0,
-                stretch_v: 5_000.0,
-                stretch_damping: 5.0,
-                shear: 1_500.0,
-                shear_damping: 15.0,
-                bend_u: 1.5e-4,
-                bend_v: 1.5e-4,
-                bend_bias: None,
-                bend_damping: 1.5e-5,
-                friction: 0.4,
+                density: 0.8,
+                stretch_u: 50000.0,
+                stretch_v: 50000.0,
+                stretch_damping: 50.0,
+                shear: 1000.0,
+                shear_damping: 10.0,
+                bend_u: 6e-4,
+                bend_v: 6e-4,
+                bend_damping: 6e-5,
+                friction: 0.6,
                 thickness: 0.006,
-                ..cotton
+                ..base
             },
             _ => return None,
         })
@@ -188,6 +160,7 @@ impl Material {
         Material {
             bend_u: self.bend_u * factor,
             bend_v: self.bend_v * factor,
+            bend_bias: self.bend_bias.map(|b| b * factor),
             bend_damping: self.bend_damping * factor,
             ..self.clone()
         }
@@ -257,7 +230,9 @@ impl Material {
     /// error is a message for the user.
     pub fn from_json(text: &str) -> std::result::Result<Material, String> {
         let bad = |e: &dyn std::fmt::Display| {
-            format!("not a valid material JSON ({e}); fields are documented in `drape simulate --help`")
+            format!(
+                "not a valid material JSON ({e}); fields are documented in `drape simulate --help`"
+            )
         };
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| bad(&e))?;
         let serde_json::Value::Object(mut fields) = value else {

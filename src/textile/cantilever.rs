@@ -36,9 +36,12 @@ pub fn bending_length(material: &Material, axis: Axis, spacing: f64, stop: &Stop
     let m = axis.orient(material);
     // The first trial: the overhang the heavy elastica predicts for the material's rigidity.
     let mut l = 2.0 * (m.bend_u / (m.density * 9.81)).cbrt();
+    // The trials keep the first one's number of segments along the overhang, so that the
+    // tip angle is a smooth function of the overhang.
+    let along = ((l / spacing).round() as usize).max(4);
     let mut last: Option<(f64, f64)> = None;
     for _ in 0..MAX_TRIALS {
-        let phi = tip_angle(&m, l, spacing, stop)?;
+        let phi = tip_angle(&m, l, along, spacing, stop)?;
         if (phi - ANGLE).abs() < ANGLE_TOLERANCE {
             return Ok(0.5 * l);
         }
@@ -58,9 +61,16 @@ pub fn bending_length(material: &Material, axis: Axis, spacing: f64, stop: &Stop
 }
 
 /// The chord angle (radians below horizontal) from the platform edge to the tip of a strip
-/// of `material` with overhang `overhang` (m), at rest.
-pub fn tip_angle(material: &Material, overhang: f64, spacing: f64, stop: &Stop) -> Result<f64> {
-    let strip = specimen::strip(overhang, WIDTH, 2.0 * spacing, spacing.min(0.25 * overhang));
+/// of `material` with overhang `overhang` (m) in `along` segments, `spacing` (m) across,
+/// at rest.
+pub fn tip_angle(
+    material: &Material,
+    overhang: f64,
+    along: usize,
+    spacing: f64,
+    stop: &Stop,
+) -> Result<f64> {
+    let strip = specimen::strip(overhang, WIDTH, 2.0 * spacing, along, spacing);
     let sim = settle(&strip, material, 9.81, None, MAX_SECONDS, stop)?;
     let tip: Vec<_> = strip
         .positions

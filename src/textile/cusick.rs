@@ -83,13 +83,21 @@ pub fn shadow_area(x: &[Vec3], triangles: &[[usize; 3]], pixel: f64) -> f64 {
     let centre = |i: usize, k: usize| lo[k] + (i as f64 + 0.5) * pixel;
     for t in triangles {
         let q = t.map(|k| [x[k].x, x[k].z]);
-        let area2 = (q[1][0] - q[0][0]) * (q[2][1] - q[0][1]) - (q[2][0] - q[0][0]) * (q[1][1] - q[0][1]);
+        let area2 =
+            (q[1][0] - q[0][0]) * (q[2][1] - q[0][1]) - (q[2][0] - q[0][0]) * (q[1][1] - q[0][1]);
         if area2 == 0.0 {
             continue;
         }
         let range = |k: usize| {
-            let (a, b) = q.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p[k]), b.max(p[k])));
-            (((a - lo[k]) / pixel - 0.5).ceil().max(0.0) as usize, ((b - lo[k]) / pixel - 0.5).floor() as usize)
+            let (a, b) = q
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+                    (a.min(p[k]), b.max(p[k]))
+                });
+            (
+                ((a - lo[k]) / pixel - 0.5).ceil().max(0.0) as usize,
+                ((b - lo[k]) / pixel - 0.5).floor() as usize,
+            )
         };
         let ((c0, c1), (r0, r1)) = (range(0), range(1));
         for r in r0..=r1.min(rows - 1) {
@@ -116,7 +124,11 @@ pub fn count_nodes(rim: &[Vec3]) -> usize {
     for p in rim {
         let b = ((p.z.atan2(p.x) + PI) / (2.0 * PI) * BINS as f64) as usize % BINS;
         let r = p.x.hypot(p.z);
-        radius[b] = if radius[b].is_nan() { r } else { radius[b].max(r) };
+        radius[b] = if radius[b].is_nan() {
+            r
+        } else {
+            radius[b].max(r)
+        };
     }
     // Fill empty bins from their neighbours, then smooth.
     for _ in 0..BINS {
@@ -130,7 +142,12 @@ pub fn count_nodes(rim: &[Vec3]) -> usize {
         return 0;
     }
     let smooth: Vec<f64> = (0..BINS)
-        .map(|b| (0..5).map(|d| radius[(b + BINS + d - 2) % BINS]).sum::<f64>() / 5.0)
+        .map(|b| {
+            (0..5)
+                .map(|d| radius[(b + BINS + d - 2) % BINS])
+                .sum::<f64>()
+                / 5.0
+        })
         .collect();
     let prominence = 0.05 * (DISC_RADIUS - PEDESTAL_RADIUS);
     // Walk the circle from its lowest point, counting rises and falls by more than the

@@ -2,7 +2,7 @@
 //! density, cantilever bending lengths (ASTM D1388) and, optionally, the Cusick drape
 //! coefficient.
 //!
-//! The bending rigidity of each direction is found by simulating the cantilever test
+//! The bending rigidities are found by simulating the cantilever test of both directions
 //! ([`super::cantilever`]) at the given spacing and correcting `B ← B (c_measured /
 //! c_simulated)³` (`B = w g c³`) until the simulated bending length is within 1% of the
 //! measured one; it starts from `B = w g c³`. The drape coefficient, when given, is then
@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::scene::Material;
 use crate::stop::Stop;
 
-/// Bending-rigidity corrections tried at most per direction.
+/// Bending-rigidity corrections tried at most.
 const MAX_CORRECTIONS: usize = 6;
 
 /// Bisection steps on the shear modulus.
@@ -61,37 +61,35 @@ pub fn fit(
         ..base.clone()
     };
     let weight = measured.density * 9.81;
+    let targets = [measured.bending_length_u, measured.bending_length_v];
+    // Both directions are corrected together: a strip along u also bends its diagonal
+    // hinges, which share the v rigidity.
+    let mut b = targets.map(|c| weight * c.powi(3));
     let mut simulated = [0.0; 2];
-    for (k, (axis, target)) in [
-        (Axis::U, measured.bending_length_u),
-        (Axis::V, measured.bending_length_v),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let mut b = weight * target.powi(3);
-        let mut done = false;
-        for _ in 0..MAX_CORRECTIONS {
-            set_bend(&mut m, axis, b);
-            let c = cantilever::bending_length(&m, axis, spacing, stop)?;
+    let mut done = false;
+    for _ in 0..MAX_CORRECTIONS {
+        (m.bend_u, m.bend_v) = (b[0], b[1]);
+        for (k, axis) in [Axis::U, Axis::V].into_iter().enumerate() {
+            simulated[k] = cantilever::bending_length(&m, axis, spacing, stop)?;
             report(&format!(
-                "bending {axis:?}: B {b:.3e} N·m gives c {:.2} cm (measured {:.2} cm)",
-                100.0 * c,
-                100.0 * target
+                "bending {axis:?}: B {:.3e} N·m gives c {:.2} cm (measured {:.2} cm)",
+                b[k],
+                100.0 * simulated[k],
+                100.0 * targets[k]
             ));
-            simulated[k] = c;
-            if (c / target - 1.0).abs() < 0.01 {
-                done = true;
-                break;
-            }
-            b *= (target / c).powi(3);
         }
-        if !done {
-            return Err(Error::Simulation(format!(
-                "the simulated bending length along {axis:?} did not reach {:.2} cm within {MAX_CORRECTIONS} corrections; try a finer --spacing",
-                100.0 * target
-            )));
+        if (0..2).all(|k| (simulated[k] / targets[k] - 1.0).abs() < 0.01) {
+            done = true;
+            break;
         }
+        for k in 0..2 {
+            b[k] *= (targets[k] / simulated[k]).powi(3);
+        }
+    }
+    if !done {
+        return Err(Error::Simulation(format!(
+            "the simulated bending lengths did not reach the measured ones within {MAX_CORRECTIONS} corrections; try a finer --spacing"
+        )));
     }
     m.bend_damping = 0.1 * m.bend_u.max(m.bend_v);
     let mut drape_coefficient = None;
@@ -135,12 +133,4 @@ pub fn fit(
         bending_length: simulated,
         drape_coefficient,
     })
-}
-
-/// Sets the bending rigidity of the fibres along `axis`.
-fn set_bend(m: &mut Material, axis: Axis, b: f64) {
-    match axis {
-        Axis::U => m.bend_u = b,
-        Axis::V => m.bend_v = b,
-    }
 }

@@ -80,12 +80,12 @@ pub fn disc(radius: f64, spacing: f64, clamp_radius: f64, ripple: f64) -> Garmen
     garment("CusickDisc", positions, triangles, pin)
 }
 
-/// A flat strip `length` × `width` (m) along world x from `x = −clamp` to `length`, its
-/// particles about `spacing` (m) apart (at least 4 segments along, 2 across); every
-/// particle at `x ≤ 0` is pinned (two or more columns: a clamp that holds the slope as
-/// well as the position).
-pub fn strip(length: f64, width: f64, clamp: f64, spacing: f64) -> Garment {
-    let along = ((length / spacing).ceil() as usize).max(4);
+/// A flat strip `length` × `width` (m) along world x from `x = −clamp` to `length`, cut
+/// into `along` segments along its free length and segments about `spacing` (m) wide
+/// across (at least 2); every particle at `x ≤ 0` is pinned (two or more columns: a clamp
+/// that holds the slope as well as the position).
+pub fn strip(length: f64, width: f64, clamp: f64, along: usize, spacing: f64) -> Garment {
+    let along = along.max(1);
     let dx = length / along as f64;
     let behind = ((clamp / dx).ceil() as usize).max(1);
     let across = ((width / spacing).round() as usize).max(2);
@@ -104,7 +104,12 @@ pub fn strip(length: f64, width: f64, clamp: f64, spacing: f64) -> Garment {
     let mut triangles = Vec::new();
     for j in 0..nj - 1 {
         for i in 0..ni - 1 {
-            let [p00, p10, p01, p11] = [j * ni + i, j * ni + i + 1, (j + 1) * ni + i, (j + 1) * ni + i + 1];
+            let [p00, p10, p01, p11] = [
+                j * ni + i,
+                j * ni + i + 1,
+                (j + 1) * ni + i,
+                (j + 1) * ni + i + 1,
+            ];
             if (i + j) % 2 == 0 {
                 triangles.extend([[p00, p01, p11], [p00, p11, p10]]);
             } else {

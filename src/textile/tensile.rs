@@ -30,7 +30,8 @@ const MAX_SECONDS: f64 = 6.0;
 /// (m), loaded to about 1% strain, without gravity.
 pub fn slope(material: &Material, axis: Axis, spacing: f64, stop: &Stop) -> Result<f64> {
     let m = axis.orient(material);
-    let strip = specimen::strip(LENGTH, WIDTH, 2.0 * spacing, spacing);
+    let along = ((LENGTH / spacing).round() as usize).max(4);
+    let strip = specimen::strip(LENGTH, WIDTH, 2.0 * spacing, along, spacing);
     // Force per width (N/m), spread over the end's particles by the width each carries.
     let load = TARGET_STRAIN * m.stretch_u;
     let end: Vec<usize> = (0..strip.positions.len())

@@ -20,7 +20,14 @@ fn spring_force_and_stiffness_match_closed_form() {
     let x = [Vec3::new(0.1, 0.2, -0.3), Vec3::new(1.1, 0.7, 0.2)];
     let v = [Vec3::new(0.3, -1.0, 0.5), Vec3::new(-0.2, 0.4, 0.9)];
     let (k, kd, rest) = (50.0, 3.0, 0.8);
-    let out = condition_forces(&spring(&x, rest), &v, [k], kd, [false], JacobianMode::System);
+    let out = condition_forces(
+        &spring(&x, rest),
+        &v,
+        [k],
+        kd,
+        [false],
+        JacobianMode::System,
+    );
     let d = x[1] - x[0];
     let (len, dh) = (d.norm(), d.normalize());
     let rate = dh.dot(&(v[1] - v[0]));

@@ -50,7 +50,10 @@ fn stretch_and_shear_jacobian_gradients_match_differences() {
         let shape = [Shape::Generic, Shape::Mirrored][case % 2];
         let (rest, x, v) = random_triangle(&mut rng, shape);
         let p = StretchParams {
-            k: [rng.range(1.0, 1e3) / rest.area, rng.range(1.0, 1e3) / rest.area],
+            k: [
+                rng.range(1.0, 1e3) / rest.area,
+                rng.range(1.0, 1e3) / rest.area,
+            ],
             kd: rng.range(0.0, 5.0) / rest.area,
             bu: rng.range(0.9, 1.1),
             bv: rng.range(0.9, 1.1),

@@ -39,12 +39,13 @@ impl Coefficients {
                 )
             })
             .collect();
+        let plate = per_hinge(m);
         let hinges = model
             .hinges
             .iter()
             .map(|h| {
-                let rigidity = m.bend_rigidity(h.u_share);
-                (h.weight * rigidity, h.weight * m.bend_damping)
+                let rigidity = plate.bend_rigidity(h.u_share);
+                (h.weight * rigidity, h.weight * plate.bend_damping)
             })
             .collect();
         Coefficients {
@@ -61,9 +62,9 @@ impl Coefficients {
     ///
     /// ```text
     /// stretch spring:  k = k_stretch A / L₀²,   k_d = k_d,stretch A / L₀²   (k_stretch the
-///                  mean of the u and v moduli: a spring has no fibre direction)
-    /// hinge spring:    k = (k_shear A + w (B_u + B_v)/2) / L₀²,
-    ///                  k_d = (k_d,shear A + w k_d,bend) / L₀²
+    ///                  mean of the u and v moduli: a spring has no fibre direction)
+    /// hinge spring:    k = (k_shear A + w (B_u + B_v)/6) / L₀²,
+    ///                  k_d = (k_d,shear A + w k_d,bend/3) / L₀²
     /// ```
     /// `A` the spring's area share (m²), `w` its hinge weight, material stiffness in N/m
     /// (stretch, shear) and N·m (bend): ½ k (L − L₀)² = ½ k_stretch A ε² at strain ε.
@@ -71,6 +72,7 @@ impl Coefficients {
         model: &ClothModel,
         m: &Material,
     ) -> Vec<([usize; 2], SpringParams)> {
+        let plate = per_hinge(m);
         springs(model)
             .iter()
             .map(|s| {
@@ -81,8 +83,8 @@ impl Coefficients {
                         m.stretch_damping * s.area,
                     ),
                     SpringKind::Hinge => (
-                        m.shear * s.area + s.weight * 0.5 * (m.bend_u + m.bend_v),
-                        m.shear_damping * s.area + s.weight * m.bend_damping,
+                        m.shear * s.area + s.weight * 0.5 * (plate.bend_u + plate.bend_v),
+                        m.shear_damping * s.area + s.weight * plate.bend_damping,
                     ),
                 };
                 let params = SpringParams {
@@ -93,5 +95,22 @@ impl Coefficients {
                 (s.nodes, params)
             })
             .collect()
+    }
+}
+
+/// `m` with its bending rigidities and bend damping divided by 3, the factor the hinges'
+/// discrete-shells weight `3‖e‖²/(A₁ + A₂)` carries over the plate: on a regular mesh bent
+/// into a cylinder of curvature κ, a hinge turns by κ times the distance between its
+/// triangles' circumcentres and the discrete-shells sum `Σ ½ B w θ²` comes to `3 · ½ B κ²`
+/// per unit area, three times the plate's `½ B κ²` (on the equilateral mesh it is the
+/// energy of a plate of Poisson ratio −⅓). With `B/3` per hinge, a material's `B` is the
+/// rigidity a cantilever test measures (`B = w g c³`, [`crate::textile`]).
+fn per_hinge(m: &Material) -> Material {
+    Material {
+        bend_u: m.bend_u / 3.0,
+        bend_v: m.bend_v / 3.0,
+        bend_bias: m.bend_bias.map(|b| b / 3.0),
+        bend_damping: m.bend_damping / 3.0,
+        ..m.clone()
     }
 }

@@ -51,8 +51,16 @@ impl System {
                     );
                     let sh = shear_condition(&xs, rest);
                     let none = [[Vec3::zeros(); 3]];
-                    let gh =
-                        condition_jacobian_gradient(&sh, &none, &ls, &as_, &bs, [*ks], *kds, [false]);
+                    let gh = condition_jacobian_gradient(
+                        &sh,
+                        &none,
+                        &ls,
+                        &as_,
+                        &bs,
+                        [*ks],
+                        *kds,
+                        [false],
+                    );
                     for ((g, s), h) in g.iter_mut().zip(gs).zip(gh) {
                         *g += s + h;
                     }
@@ -74,8 +82,16 @@ impl System {
                     let (kb, kdb) = coeff.hinges[k];
                     let eval = bend_condition(&xs, hinge.rest_angle);
                     let none = [[Vec3::zeros(); 4]];
-                    let g =
-                        condition_jacobian_gradient(&eval, &none, &ls, &as_, &bs, [kb], kdb, [false]);
+                    let g = condition_jacobian_gradient(
+                        &eval,
+                        &none,
+                        &ls,
+                        &as_,
+                        &bs,
+                        [kb],
+                        kdb,
+                        [false],
+                    );
                     out.copy_from_slice(&g);
                 });
         } else {
