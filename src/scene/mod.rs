@@ -79,6 +79,39 @@ pub struct OutputFaces {
 }
 
 impl Garment {
+    /// A garment of triangles alone, without a source file: one output point per particle,
+    /// the identity world transform, no animation or keyframes, and the triangles as its
+    /// output faces (procedural fixtures and the specimens of [`crate::textile`]).
+    pub fn from_triangles(
+        name: &str,
+        source: PathBuf,
+        positions: Vec<Vec3>,
+        triangles: Vec<[usize; 3]>,
+        corner_uvs: Vec<[Vec2; 3]>,
+        pin: Vec<f64>,
+    ) -> Garment {
+        let output_faces = OutputFaces {
+            counts: vec![3; triangles.len()],
+            points: triangles.iter().flatten().copied().collect(),
+            uvs: corner_uvs.iter().flatten().copied().collect(),
+        };
+        Garment {
+            name: name.into(),
+            source,
+            output_points: (0..positions.len()).collect(),
+            positions,
+            triangles,
+            corner_uvs,
+            pin,
+            world_linear: Mat3::identity(),
+            world_translation: Vec3::zeros(),
+            animation: None,
+            keyframes: Vec::new(),
+            key_weight: None,
+            output_faces,
+        }
+    }
+
     /// Number of pinned particles (pin weight ≥ 0.5, docs/reference.md `inspect --json`).
     pub fn pinned_count(&self) -> usize {
         self.pin.iter().filter(|&&w| w >= 0.5).count()

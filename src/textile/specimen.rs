@@ -6,8 +6,8 @@
 //! runs along world x and v along world z, so a strip along x measures the u fibres.
 //!
 //! [`Material::warp`]: crate::scene::Material::warp
-use crate::scene::{Garment, OutputFaces};
-use crate::{Mat3, Vec2, Vec3};
+use crate::scene::Garment;
+use crate::{Vec2, Vec3};
 use std::path::PathBuf;
 
 /// A flat disc of `radius` (m) meshed in concentric rings `spacing` (m) apart, each ring
@@ -136,26 +136,8 @@ fn garment(name: &str, positions: Vec<Vec3>, triangles: Vec<[usize; 3]>, pin: Ve
         .iter()
         .map(|t| t.map(|k| Vec2::new(positions[k].x, positions[k].z)))
         .collect();
-    let output_faces = OutputFaces {
-        counts: vec![3; triangles.len()],
-        points: triangles.iter().flatten().copied().collect(),
-        uvs: corner_uvs.iter().flatten().copied().collect(),
-    };
-    Garment {
-        name: name.into(),
-        source: PathBuf::from(format!("{name}.specimen")),
-        output_points: (0..positions.len()).collect(),
-        positions,
-        triangles,
-        corner_uvs,
-        pin,
-        world_linear: Mat3::identity(),
-        world_translation: Vec3::zeros(),
-        animation: None,
-        keyframes: Vec::new(),
-        key_weight: None,
-        output_faces,
-    }
+    let source = PathBuf::from(format!("{name}.specimen"));
+    Garment::from_triangles(name, source, positions, triangles, corner_uvs, pin)
 }
 
 /// A small linear congruential generator: the same ripple on every machine.
