@@ -321,13 +321,7 @@ pub fn reopen(out: &Path, meta: &CacheMeta, frames: usize) -> Result<Box<dyn Cac
         Format::Mdd => Box::new(mdd::MddWriter::reopen(out, meta, frames)?),
         Format::Usda => Box::new(usd::UsdaWriter::reopen(out, meta, frames)?),
         Format::Geo => Box::new(houdini_geo::GeoWriter::reopen(out, meta, frames)?),
-        Format::Abc => {
-            return Err(Error::input(
-                &partial_path(out),
-                None,
-                "an Alembic partial archive is not continued: its frames are baked again",
-            ))
-        }
+        Format::Abc => Box::new(alembic::AlembicWriter::reopen(out, meta, frames)?),
     })
 }
 

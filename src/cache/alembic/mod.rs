@@ -44,15 +44,17 @@
 //! The frozen flag is set from the start, as the file is complete whenever it is read
 //! (Alembic's reader refuses an archive without it). A failed write puts the old root
 //! back, empties the new slots and cuts the file to its old length. [`CacheWriter::finish`]
-//! renames the partial file over `<out>`. Growth per frame: the three samples (`12 ×
+//! renames the partial file over `<out>`; a resumed bake continues it (`reopen.rs`).
+//! Growth per frame: the three samples (`12 ×
 //! points` bytes twice, 48 bytes, each with a 24-byte size and key) and about 1 KB of
 //! groups and headers.
 pub mod ogawa;
+mod reopen;
 pub mod schema;
 #[cfg(test)]
 pub(crate) mod tests;
 
-use super::partial::{Partial, PartialFile};
+use super::partial::{write_error, Partial, PartialFile};
 use super::{CacheMeta, CacheWriter};
 use crate::error::{Error, Result};
 use crate::format::text::{check_finite, to_f32};
@@ -79,6 +81,8 @@ struct Track {
     group: u64,
     /// Children per sample: 2 for an array (data, dimensions), 1 for a scalar.
     stride: usize,
+    /// Children of the reserved group: `stride` per frame of the range (at least one).
+    slots: usize,
     /// Key of every sample written, in order.
     keys: Vec<[u8; 16]>,
 }
@@ -136,6 +140,30 @@ impl AlembicWriter {
     /// Creates `<out>.partial` holding the archive of zero frames, with room for
     /// `meta.frames` frames.
     pub fn create(out: &Path, meta: &CacheMeta) -> Result<Self> {
+        let layout = AlembicWriter::layout(out, meta)?;
+        let file = PartialFile::create(out, &layout.bytes, meta.replace_partial)?;
+        Ok(AlembicWriter::over(file, meta, layout))
+    }
+
+    /// A writer of `file`, which holds `layout`'s archive of zero frames.
+    fn over(file: PartialFile, meta: &CacheMeta, layout: Layout) -> Self {
+        AlembicWriter {
+            file,
+            capacity: meta.frames,
+            points: meta.points,
+            fps: meta.fps,
+            z_up: meta.up == UpAxis::Z,
+            end: layout.bytes.len() as u64,
+            root: layout.root,
+            fixed: layout.fixed,
+            tracks: layout.tracks,
+            previous: None,
+        }
+    }
+
+    /// The archive of zero frames of the cache `meta` (step 1 of the module doc) and
+    /// where its parts are.
+    fn layout(out: &Path, meta: &CacheMeta) -> Result<Layout> {
         let err = |m: String| Error::input(out, Some(meta.name), m);
         if meta.frames > MAX_FRAMES {
             return Err(err(format!(
@@ -252,10 +280,14 @@ impl AlembicWriter {
         });
 
         // One slot per frame for each animated property.
-        let mut reserve = |stride: usize| Track {
-            group: block.group(&vec![EMPTY_DATA; stride * meta.frames.max(1)]),
-            stride,
-            keys: Vec::new(),
+        let mut reserve = |stride: usize| {
+            let slots = stride * meta.frames.max(1);
+            Track {
+                group: block.group(&vec![EMPTY_DATA; slots]),
+                stride,
+                slots,
+                keys: Vec::new(),
+            }
         };
         let tracks = [reserve(2), reserve(2), reserve(1)];
         let fixed = Fixed {
@@ -276,19 +308,84 @@ impl AlembicWriter {
         let root = tree(&fixed, &tracks, &mut block);
         let mut bytes = ogawa::header(FROZEN, root).to_vec();
         bytes.extend_from_slice(&block.bytes);
-        Ok(AlembicWriter {
-            file: PartialFile::create(out, &bytes, meta.replace_partial)?,
-            capacity: meta.frames,
-            points: meta.points,
-            fps: meta.fps,
-            z_up: meta.up == UpAxis::Z,
-            end: block.end(),
-            root,
+        Ok(Layout {
+            bytes,
             fixed,
             tracks,
-            previous: None,
+            root,
         })
     }
+
+    /// Lays out the next frame (points `p`, Y up) after the file's end: its three samples
+    /// and the new tree (step 2 of the module doc), its keys added to the tracks. Nothing
+    /// is written: [`AlembicWriter::write_frame`] writes it, [`Reopen::reopen`] compares
+    /// it with what an interrupted bake wrote.
+    fn lay_out_frame(&mut self, p: &[[f32; 3]]) -> NextFrame {
+        let k = self.tracks[0].keys.len();
+        let velocities: Vec<[f32; 3]> = match &self.previous {
+            Some(prev) => p
+                .iter()
+                .zip(prev)
+                .map(|(a, b)| {
+                    std::array::from_fn(|i| ((f64::from(a[i]) - f64::from(b[i])) * self.fps) as f32)
+                })
+                .collect(),
+            None => vec![[0.0; 3]; p.len()],
+        };
+        let (lo, hi) = crate::format::text::bounds(p);
+        let bounds: Vec<u8> = lo
+            .iter()
+            .chain(&hi)
+            .flat_map(|&c| f64::from(c).to_le_bytes())
+            .collect();
+        let f32_bytes = |v: &[[f32; 3]]| -> Vec<u8> {
+            v.iter().flatten().flat_map(|c| c.to_le_bytes()).collect()
+        };
+        let mut block = Block::new(self.end);
+        let samples = [
+            sample(&mut block, &f32_bytes(p)),
+            sample(&mut block, &f32_bytes(&velocities)),
+            sample(&mut block, &bounds),
+        ];
+        let mut patches = Vec::with_capacity(3);
+        for (t, (reference, key)) in self.tracks.iter_mut().zip(samples) {
+            t.keys.push(key);
+            patches.push((slot(t.group, t.stride * k), reference));
+        }
+        let root = tree(&self.fixed, &self.tracks, &mut block);
+        NextFrame {
+            block,
+            patches,
+            root,
+        }
+    }
+
+    /// Counts a frame laid out by [`AlembicWriter::lay_out_frame`] as written, `p` its
+    /// points.
+    fn commit(&mut self, next: &NextFrame, p: Vec<[f32; 3]>) {
+        self.end = next.block.end();
+        self.root = next.root;
+        self.previous = Some(p);
+    }
+}
+
+/// The archive of zero frames and the parts of it every later tree refers to.
+struct Layout {
+    /// Header, fixed part, reserved groups and the tree of zero frames.
+    bytes: Vec<u8>,
+    fixed: Fixed,
+    tracks: [Track; 3],
+    root: u64,
+}
+
+/// One frame laid out ([`AlembicWriter::lay_out_frame`]).
+struct NextFrame {
+    /// Its samples and tree, to go at the file's end.
+    block: Block,
+    /// `(position, reference)` of the reserved slot of each of its samples.
+    patches: Vec<(u64, u64)>,
+    /// Its new root group.
+    root: u64,
 }
 
 /// Appends the groups and headers that depend on the sample count (the tracks' keys) to
@@ -432,43 +529,14 @@ impl CacheWriter for AlembicWriter {
                 }
             })
             .collect();
-        let velocities: Vec<[f32; 3]> = match &self.previous {
-            Some(prev) => p
-                .iter()
-                .zip(prev)
-                .map(|(a, b)| {
-                    std::array::from_fn(|i| ((f64::from(a[i]) - f64::from(b[i])) * self.fps) as f32)
-                })
-                .collect(),
-            None => vec![[0.0; 3]; p.len()],
-        };
-        let (lo, hi) = crate::format::text::bounds(&p);
-        let bounds: Vec<u8> = lo
-            .iter()
-            .chain(&hi)
-            .flat_map(|&c| f64::from(c).to_le_bytes())
-            .collect();
-        let f32_bytes = |v: &[[f32; 3]]| -> Vec<u8> {
-            v.iter().flatten().flat_map(|c| c.to_le_bytes()).collect()
-        };
         let end = self.end;
-        let mut block = Block::new(end);
-        let samples = [
-            sample(&mut block, &f32_bytes(&p)),
-            sample(&mut block, &f32_bytes(&velocities)),
-            sample(&mut block, &bounds),
-        ];
-        let mut patches = Vec::with_capacity(3);
-        for (t, (reference, key)) in self.tracks.iter_mut().zip(samples) {
-            t.keys.push(key);
-            patches.push((slot(t.group, t.stride * k), reference));
-        }
-        let root = tree(&self.fixed, &self.tracks, &mut block);
+        let next = self.lay_out_frame(&p);
+        let (block, patches, root) = (&next.block, &next.patches, next.root);
         let old_root = self.root;
         let result = self.file.add_frame(
             |f| {
                 f.write_at(end, &block.bytes)?;
-                for &(at, reference) in &patches {
+                for &(at, reference) in patches {
                     f.write_at(at, &reference.to_le_bytes())?;
                 }
                 f.write_at(ROOT_AT, &root.to_le_bytes())
@@ -476,7 +544,7 @@ impl CacheWriter for AlembicWriter {
             // Back to the finished frames: the old root, empty slots, the old length.
             |f| {
                 let mut results = vec![f.write_at(ROOT_AT, &old_root.to_le_bytes())];
-                for &(at, _) in &patches {
+                for &(at, _) in patches {
                     results.push(f.write_at(at, &EMPTY_DATA.to_le_bytes()));
                 }
                 results.push(f.truncate(end));
@@ -489,9 +557,7 @@ impl CacheWriter for AlembicWriter {
             }
             return Err(e);
         }
-        self.end = block.end();
-        self.root = root;
-        self.previous = Some(p);
+        self.commit(&next, p);
         Ok(())
     }
 
@@ -501,6 +567,10 @@ impl CacheWriter for AlembicWriter {
 
     fn partial(&self) -> &dyn Partial {
         &self.file
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        self.file.sync().map_err(write_error(self.file.path()))
     }
 }
 

@@ -4,6 +4,7 @@
 //! checks every sample's key.
 use super::ogawa::{murmur3_x64_128, DATA_BIT};
 use super::*;
+use crate::cache::Reopen;
 use crate::fixtures::{sheet, SheetSpec};
 
 /// What the reader finds in a drape archive.
@@ -297,4 +298,64 @@ fn topology_is_reversed_per_polygon_with_its_uvs_and_z_up_is_turned_y_up() {
     }
     let q = to_f32(&p[4]);
     assert_eq!(r.points[0][4], [q[0], q[2], -q[1]]);
+}
+
+#[test]
+fn a_reopened_partial_archive_continues_to_the_bytes_of_one_never_stopped() {
+    let g = garment();
+    let n = g.output_points.len();
+    let dir = tempfile::tempdir().unwrap();
+    let meta = CacheMeta::for_garment(&g, 1, 6, 24.0, UpAxis::Z);
+    let whole = dir.path().join("whole.abc");
+    let mut w: Box<dyn CacheWriter> = Box::new(AlembicWriter::create(&whole, &meta).unwrap());
+    for k in 0..6 {
+        w.write_frame(&frame(n, k)).unwrap();
+    }
+    w.finish().unwrap();
+
+    // Interrupted after 4 frames; its checkpoint names 2.
+    let out = dir.path().join("cut.abc");
+    let mut w: Box<dyn CacheWriter> = Box::new(AlembicWriter::create(&out, &meta).unwrap());
+    for k in 0..4 {
+        w.write_frame(&frame(n, k)).unwrap();
+    }
+    let partial = w.partial_path().to_path_buf();
+    drop(w);
+    let mut w: Box<dyn CacheWriter> = Box::new(AlembicWriter::reopen(&out, &meta, 2).unwrap());
+    let r = read(&partial);
+    assert_eq!(r.points.len(), 2, "the archive of the checkpoint's frames");
+    assert_eq!(
+        r.points[1],
+        frame(n, 1)
+            .iter()
+            .map(|p| {
+                let [x, y, z] = to_f32(p);
+                [x, z, -y]
+            })
+            .collect::<Vec<_>>()
+    );
+    for k in 2..6 {
+        w.write_frame(&frame(n, k)).unwrap();
+    }
+    w.finish().unwrap();
+    assert!(std::fs::read(&out).unwrap() == std::fs::read(&whole).unwrap());
+
+    // A partial archive of fewer frames, or of another cache, is not continued.
+    let mut w: Box<dyn CacheWriter> = Box::new(AlembicWriter::create(&out, &meta).unwrap());
+    w.write_frame(&frame(n, 0)).unwrap();
+    drop(w);
+    let e = AlembicWriter::reopen(&out, &meta, 2).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("fewer than the checkpoint's 2 frames"),
+        "{e}"
+    );
+    let other = CacheMeta::for_garment(&g, 1, 6, 30.0, UpAxis::Z);
+    let e = AlembicWriter::reopen(&out, &other, 1).unwrap_err();
+    assert!(
+        e.to_string().contains("is not the .abc cache of this bake"),
+        "{e}"
+    );
+    let w: Box<dyn CacheWriter> = Box::new(AlembicWriter::reopen(&out, &meta, 1).unwrap());
+    assert_eq!(read(w.partial_path()).points.len(), 1);
 }
