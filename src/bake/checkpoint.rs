@@ -15,7 +15,8 @@
 //! ```text
 //! "DRAPECKP"  u32 version
 //! build       `drape --version` of the binary that wrote it
-//! scene       u64 FNV-1a of the scene as read (garments, bodies, animation, settings)
+//! scene       u64 digest of the scene as read (garments, bodies, animation, settings;
+//!             every number's bits in a fixed order, `fingerprint.rs`)
 //! options     (flag, value) of every option that changes the result
 //! frames      i32 first, i32 last, u64 frames written
 //! garments    per garment: name, u64 length, its simulator state
@@ -30,7 +31,6 @@ use crate::cache::{self, CacheMeta, CacheWriter};
 use crate::error::{Error, Result};
 use crate::format::binary::{Damaged, Fnv, Reader, Writer};
 use crate::io::Selected;
-use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -48,7 +48,7 @@ pub const AUTO_RATIO: f64 = 50.0;
 pub struct Fingerprint {
     /// `drape --version` of the build.
     pub build: String,
-    /// FNV-1a of the scene as read ([`Selected`] in full).
+    /// Digest of the scene as read ([`Selected`] in full, `fingerprint.rs`).
     pub scene: u64,
     /// `(flag, value)` of every option that changes the result.
     pub options: Vec<(String, String)>,
@@ -57,11 +57,9 @@ pub struct Fingerprint {
 impl Fingerprint {
     /// The fingerprint of a bake of `selected` with `options`, by this build.
     pub fn new(selected: &Selected, options: Vec<(String, String)>) -> Self {
-        let mut h = Fnv::default();
-        let _ = write!(h, "{selected:?}");
         Fingerprint {
             build: build().to_string(),
-            scene: h.value(),
+            scene: super::fingerprint::scene_digest(selected),
             options,
         }
     }

@@ -33,6 +33,7 @@
 //! [`advance_frame`]; the benchmarks time a bake without caches ([`crate::bench`]).
 mod checkpoint;
 mod events;
+mod fingerprint;
 mod outputs;
 mod prepare;
 mod transform;
