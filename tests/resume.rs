@@ -4,6 +4,8 @@
 //! scene or option set is refused with exit 2 naming it; `--progress plain` prints the
 //! lines render farms read.
 mod common;
+#[path = "../examples/sheet_on_sphere.rs"]
+mod sheet_on_sphere;
 use common::*;
 use std::path::{Path, PathBuf};
 
@@ -13,7 +15,12 @@ const FRAMES: &str = "1..14";
 
 /// `drape simulate SCENE --frames FRAMES -o OUT --progress none EXTRA...` to its end.
 fn bake(scene: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
-    let mut args = vec!["simulate", s(scene), "--frames", FRAMES, "-o", s(out)];
+    bake_frames(scene, FRAMES, out, extra)
+}
+
+/// [`bake`] of the frames `frames`.
+fn bake_frames(scene: &Path, frames: &str, out: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["simulate", s(scene), "--frames", frames, "-o", s(out)];
     args.extend(["--progress", "none"]);
     args.extend(extra);
     drape(&args)
@@ -46,14 +53,27 @@ fn with(out: &Path, suffix: &str) -> PathBuf {
 fn killed_and_resumed(ext: &str, integrator: &str, every: &str, at: usize) {
     let dir = tempfile::tempdir().unwrap();
     let scene = fixture("skirt_on_character.gltf");
+    kill_and_resume(&scene, FRAMES, dir.path(), ext, integrator, every, at);
+}
+
+/// [`killed_and_resumed`] of `scene` over `frames`, the caches in `dir`.
+fn kill_and_resume(
+    scene: &Path,
+    frames: &str,
+    dir: &Path,
+    ext: &str,
+    integrator: &str,
+    every: &str,
+    at: usize,
+) {
     let opts = ["--integrator", integrator];
-    let whole = dir.path().join(format!("whole.{ext}"));
-    let o = bake(&scene, &whole, &opts);
+    let whole = dir.join(format!("whole.{ext}"));
+    let o = bake_frames(scene, frames, &whole, &opts);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let out = dir.path().join(format!("cut.{ext}"));
+    let out = dir.join(format!("cut.{ext}"));
     let mut child = spawn_bake(
-        &scene,
-        FRAMES,
+        scene,
+        frames,
         &out,
         &[&opts[..], &["--checkpoint-every", every]].concat(),
     );
@@ -64,7 +84,7 @@ fn killed_and_resumed(ext: &str, integrator: &str, every: &str, at: usize) {
         with(&out, ".checkpoint").exists(),
         "{ext}: a checkpoint was written"
     );
-    let o = bake(&scene, &out, &[&opts[..], &["--resume"]].concat());
+    let o = bake_frames(scene, frames, &out, &[&opts[..], &["--resume"]].concat());
     assert_eq!(code(&o), 0, "{ext}: {}", stderr(&o));
     assert!(
         stderr(&o).contains("continuing after frame"),
@@ -98,6 +118,19 @@ fn a_usd_bake_killed_and_resumed_is_byte_identical() {
 }
 
 #[test]
+fn an_alembic_bake_killed_and_resumed_is_byte_identical() {
+    killed_and_resumed("abc", "implicit", "2", 6);
+}
+
+#[test]
+fn a_10000_particle_sheet_on_a_sphere_killed_and_resumed_is_byte_identical() {
+    // 100 × 100 particles falling onto the sphere: body contact from the fourth frame.
+    let dir = tempfile::tempdir().unwrap();
+    let scene = sheet_on_sphere::write_sheet_on_sphere(100, dir.path()).unwrap();
+    kill_and_resume(&scene, "1..10", dir.path(), "abc", "implicit", "2", 7);
+}
+
+#[test]
 fn a_geo_sequence_killed_and_resumed_is_byte_identical() {
     killed_and_resumed("$F4.geo", "implicit", "1", 7);
 }
@@ -117,7 +150,7 @@ fn a_projective_bake_killed_and_resumed_is_byte_identical() {
 fn an_interrupted_bake_exits_130_and_resumes_byte_identical() {
     let dir = tempfile::tempdir().unwrap();
     let scene = fixture("skirt_on_character.gltf");
-    for ext in ["mdd", "usda"] {
+    for ext in ["mdd", "usda", "abc"] {
         let whole = dir.path().join(format!("whole.{ext}"));
         assert_eq!(code(&bake(&scene, &whole, &[])), 0);
         let out = dir.path().join(format!("int.{ext}"));
