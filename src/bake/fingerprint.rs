@@ -205,7 +205,11 @@ impl Feed for Animation {
 
 impl Feed for OutputFaces {
     fn feed(&self, d: &mut Digest) {
-        let OutputFaces { counts, points, uvs } = self;
+        let OutputFaces {
+            counts,
+            points,
+            uvs,
+        } = self;
         counts.feed(d);
         points.feed(d);
         uvs.feed(d);
