@@ -189,4 +189,30 @@ fn composed_fixture_sublayer_reference_payload_variant() {
     let o = drape(&["inspect", s(&root)]);
     assert_eq!(code(&o), 0);
     assert!(stderr(&o).contains("missing.usda"), "{}", stderr(&o));
+
+    // Through a scene file, `--variant` reaches the files the scene references.
+    let scene = dir.path().join("scene.json");
+    w(
+        "cloth.usda",
+        "#usda 1.0\n(\n upAxis = \"Z\"\n)\ndef Mesh \"Cloth\" {\n \
+         string userProperties:drape_role = \"garment\"\n int[] faceVertexCounts = [3]\n \
+         int[] faceVertexIndices = [0, 1, 2]\n point3f[] points = [(0, 0, 9), (1, 0, 9), (0, 1, 9)]\n \
+         texCoord2f[] primvars:st = [(0, 0), (1, 0), (0, 1)] (interpolation = \"vertex\")\n}\n",
+    );
+    w(
+        "scene.json",
+        r#"{"garments": [{"file": "cloth.usda"}], "bodies": [{"file": "root.usda"}]}"#,
+    );
+    let options = drape::io::ReadOptions {
+        usd: opts,
+        ..Default::default()
+    };
+    for (opts, x) in [(&Default::default(), 1.0), (&options, 2.0)] {
+        let body = &drape::io::load_scene_with(&scene, opts).unwrap().bodies[0];
+        let first = body.animation.sample(0.0)[0];
+        assert!(
+            (first - Vec3::new(x, 0.0, 5.0)).norm() < 1e-12,
+            "{first:?}: the scene file's body from variant x = {x}"
+        );
+    }
 }
