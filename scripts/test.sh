@@ -18,6 +18,7 @@ PYTHON=$(bash scripts/python-deps.sh 4.5 | tail -n 1)
 PYTHON5=$(bash scripts/python-deps.sh 5 | tail -n 1)
 export DRAPE_BIN="$PWD/target/release/drape"
 export DRAPE_DUMP_GLTF="$PWD/target/release/examples/dump_gltf_animation"
+export DRAPE_DUMP_SCENE="$PWD/target/release/examples/dump_scene_points"
 # The Linux x64 Blender extension package of the binary under test (docs/blender.md,
 # "Release steps"): target/blender-extension/drape-<version>-linux_x64.zip.
 scripts/build-blender-extension.sh target/blender-extension

@@ -146,6 +146,42 @@ fn scene_file_combines_usd_garment_and_geo_sequence_with_settings() {
     );
 }
 
+/// A glTF body in a scene file plays at the scene's frame rate: at 48 fps its frame 2k is
+/// the glTF file's frame k at 24 fps (the same time, k/24 s).
+#[test]
+fn scene_file_reads_gltf_animation_at_its_frame_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("scene.json");
+    let character = fixture("skirt_on_character.gltf");
+    std::fs::write(
+        &scene,
+        format!(
+            r#"{{"frames": {{"start": 1, "end": 96, "fps": 48}},
+                "garments": [{{"file": "{0}"}}], "bodies": [{{"file": "{0}"}}]}}"#,
+            character.display()
+        ),
+    )
+    .unwrap();
+    let at48 = drape::io::load_scene(&scene).unwrap().bodies[0]
+        .animation
+        .clone();
+    let at24 = drape::io::load_scene(&character).unwrap().bodies[0]
+        .animation
+        .clone();
+    for k in [1.0, 7.0, 13.0, 30.0, 48.0] {
+        let (a, b) = (at48.sample(2.0 * k), at24.sample(k));
+        let worst = a
+            .iter()
+            .zip(&b)
+            .map(|(p, q)| (p - q).norm())
+            .fold(0.0, f64::max);
+        assert!(worst < 1e-9, "frame {k} at 24 fps: {worst} m off");
+    }
+    let (first, later) = (at24.sample(1.0), at24.sample(24.0));
+    let moved = first.iter().zip(&later).map(|(p, q)| (p - q).norm());
+    assert!(moved.fold(0.0, f64::max) > 0.05, "the body moves");
+}
+
 #[test]
 fn inspect_json_reports_panels_seams_and_bodies_of_the_scene_file() {
     let o = drape(&[

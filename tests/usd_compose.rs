@@ -189,4 +189,70 @@ fn composed_fixture_sublayer_reference_payload_variant() {
     let o = drape(&["inspect", s(&root)]);
     assert_eq!(code(&o), 0);
     assert!(stderr(&o).contains("missing.usda"), "{}", stderr(&o));
+
+    // Through a scene file, `--variant` reaches the files the scene references.
+    let scene = dir.path().join("scene.json");
+    w(
+        "cloth.usda",
+        "#usda 1.0\n(\n upAxis = \"Z\"\n)\ndef Mesh \"Cloth\" {\n \
+         string userProperties:drape_role = \"garment\"\n int[] faceVertexCounts = [3]\n \
+         int[] faceVertexIndices = [0, 1, 2]\n point3f[] points = [(0, 0, 9), (1, 0, 9), (0, 1, 9)]\n \
+         texCoord2f[] primvars:st = [(0, 0), (1, 0), (0, 1)] (interpolation = \"vertex\")\n}\n",
+    );
+    w(
+        "scene.json",
+        r#"{"garments": [{"file": "cloth.usda"}], "bodies": [{"file": "root.usda"}]}"#,
+    );
+    let options = drape::io::ReadOptions {
+        usd: opts,
+        ..Default::default()
+    };
+    for (opts, x) in [(&Default::default(), 1.0), (&options, 2.0)] {
+        let body = &drape::io::load_scene_with(&scene, opts).unwrap().bodies[0];
+        let first = body.animation.sample(0.0)[0];
+        assert!(
+            (first - Vec3::new(x, 0.0, 5.0)).norm() < 1e-12,
+            "{first:?}: the scene file's body from variant x = {x}"
+        );
+    }
+}
+
+/// Instanceable prims are bodies of their own: one prototype referenced by two instanceable
+/// prims at different places gives two meshes, each placed by its instance's transform.
+#[test]
+fn instanceable_references_are_bodies_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("set.usda");
+    std::fs::write(
+        &root,
+        "#usda 1.0\n(\n metersPerUnit = 1\n upAxis = \"Y\"\n)\n\
+         class Xform \"Rock\" {\n def Mesh \"Geo\" {\n  int[] faceVertexCounts = [3]\n  \
+         int[] faceVertexIndices = [0, 1, 2]\n  point3f[] points = [(0, 0, 0), (1, 0, 0), (0, 1, 0)]\n }\n}\n\
+         def Xform \"A\" (instanceable = true\n prepend inherits = </Rock>) {\n \
+         double3 xformOp:translate = (10, 0, 0)\n uniform token[] xformOpOrder = [\"xformOp:translate\"]\n}\n\
+         def Xform \"B\" (instanceable = true\n prepend inherits = </Rock>) {\n \
+         double3 xformOp:translate = (0, 0, -4)\n uniform token[] xformOpOrder = [\"xformOp:translate\"]\n}\n",
+    )
+    .unwrap();
+    let imported = drape::io::usd::read(&root).expect("composes");
+    let mut firsts: Vec<Vec3> = imported
+        .meshes
+        .iter()
+        .map(|m| m.world_positions()[1])
+        .collect();
+    firsts.sort_by(|a, b| a.x.total_cmp(&b.x));
+    assert_eq!(
+        firsts.len(),
+        2,
+        "{:?}",
+        imported.meshes.iter().map(|m| &m.name).collect::<Vec<_>>()
+    );
+    assert!(
+        (firsts[0] - Vec3::new(1.0, 0.0, -4.0)).norm() < 1e-12,
+        "{firsts:?}"
+    );
+    assert!(
+        (firsts[1] - Vec3::new(11.0, 0.0, 0.0)).norm() < 1e-12,
+        "{firsts:?}"
+    );
 }

@@ -109,7 +109,7 @@ impl ReadOptions {
     /// `--animation` names a glTF clip: an error for other formats.
     fn check_format(&self, path: &Path, format: Format) -> Result<()> {
         match (&self.animation, format) {
-            (Some(name), f) if f != Format::Gltf => Err(Error::input(
+            (Some(name), f) if f != Format::Gltf && f != Format::SceneFile => Err(Error::input(
                 path,
                 None,
                 format!(
@@ -177,7 +177,7 @@ pub fn load_scene_with(path: &Path, options: &ReadOptions) -> Result<Scene> {
         Format::Usd | Format::Alembic | Format::HoudiniGeo => {
             read_objects_with(path, options)?.select(&[], &[], false)
         }
-        Format::SceneFile => Ok(scene_file::load(path)?.scene),
+        Format::SceneFile => Ok(scene_file::load_with(path, options)?.scene),
     }
 }
 
@@ -243,7 +243,7 @@ pub fn select_with(
             read_objects_with(path, opts)?.select(garments, bodies, true)?,
         )),
         Format::SceneFile => {
-            let loaded = scene_file::load(path)?;
+            let loaded = scene_file::load_with(path, opts)?;
             let mut scene = loaded.scene;
             let mut settings = loaded.garment_settings;
             let missing = |kind: &str, names: &[String], have: Vec<&str>| {

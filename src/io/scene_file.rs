@@ -14,7 +14,7 @@
 //! (bodies) of its file. Every file must share one up axis.
 use crate::error::{Error, Result};
 use crate::io::objects::Imported;
-use crate::io::{gltf, read_objects, Format};
+use crate::io::{gltf, read_objects_with, Format, ReadOptions};
 use crate::scene::{Body, Garment, Material, Scene, UpAxis};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -201,7 +201,26 @@ enum Source {
 
 /// Reads the scene file at `path` and every file it references.
 pub fn load(path: &Path) -> Result<LoadedScene> {
+    load_with(path, &ReadOptions::default())
+}
+
+/// [`load`] with the reading options of the command line, applied to every file the scene
+/// references: USD variants (`--variant`), the glTF clip (`--animation`) and folders
+/// (`--allow-paths`), and the frame rate glTF and Alembic animation is read at (`--fps`,
+/// else the scene file's `frames.fps`, else each file's own).
+pub fn load_with(path: &Path, options: &ReadOptions) -> Result<LoadedScene> {
     let file = SceneFile::read(path)?;
+    let options = ReadOptions {
+        fps: options.fps.or(file.frames.as_ref().and_then(|f| f.fps)),
+        ..options.clone()
+    };
+    let gltf_selection = |garments: &[String]| gltf::Selection {
+        garments: garments.to_vec(),
+        bodies: Vec::new(),
+        fps: options.fps,
+        animation: options.animation.clone(),
+        allow_paths: options.allow_paths.clone(),
+    };
     let base = path.parent().unwrap_or_else(|| Path::new(""));
     let resolve = |p: &Path| base.join(p);
     let mut cache: HashMap<PathBuf, Source> = HashMap::new();
@@ -211,17 +230,18 @@ pub fn load(path: &Path) -> Result<LoadedScene> {
         if cache.contains_key(p) {
             return Ok(());
         }
-        let source = match Format::of(p)? {
-            Format::Gltf => Source::Gltf,
-            Format::SceneFile => {
-                return Err(Error::input(
+        let source =
+            match Format::of(p)? {
+                Format::Gltf => Source::Gltf,
+                Format::SceneFile => return Err(Error::input(
                     p,
                     None,
                     "a scene file cannot reference another scene file; list its objects directly",
-                ))
-            }
-            Format::Usd | Format::Alembic | Format::HoudiniGeo => Source::Objects(read_objects(p)?),
-        };
+                )),
+                Format::Usd | Format::Alembic | Format::HoudiniGeo => {
+                    Source::Objects(read_objects_with(p, &options)?)
+                }
+            };
         if let Source::Objects(o) = &source {
             fps = fps.or(o.fps);
             range = range.or(o.frame_range);
@@ -248,7 +268,7 @@ pub fn load(path: &Path) -> Result<LoadedScene> {
         open(&p, &mut cache)?;
         let names: Vec<String> = entry.name.iter().cloned().collect();
         let found = match &cache[&p] {
-            Source::Gltf => gltf::select_garments(&p, &names)?.garments,
+            Source::Gltf => gltf::select_with(&p, &gltf_selection(&names))?.garments,
             Source::Objects(o) => o.clone().select(&names, &[], true)?.garments,
         };
         let material = entry.material.as_ref().map(|m| match Material::preset(m) {
@@ -269,7 +289,7 @@ pub fn load(path: &Path) -> Result<LoadedScene> {
         open(&p, &mut cache)?;
         let names: Vec<String> = entry.name.iter().cloned().collect();
         let found = match &cache[&p] {
-            Source::Gltf => gltf_bodies(&p, &names)?,
+            Source::Gltf => gltf_bodies(&p, &names, &gltf_selection(&[]))?,
             Source::Objects(o) => {
                 let taken: Vec<usize> = (0..o.meshes.len())
                     .filter(|&i| {
@@ -314,9 +334,10 @@ pub fn load(path: &Path) -> Result<LoadedScene> {
     })
 }
 
-/// Bodies from a glTF file: whatever the glTF reader delivers as bodies, filtered by name.
-fn gltf_bodies(path: &Path, names: &[String]) -> Result<Vec<Body>> {
-    let bodies = gltf::read(path)?.bodies;
+/// Bodies from a glTF file read as `selection` says: whatever the glTF reader delivers as
+/// bodies, filtered by name.
+fn gltf_bodies(path: &Path, names: &[String], selection: &gltf::Selection) -> Result<Vec<Body>> {
+    let bodies = gltf::read_with(path, selection)?.bodies;
     if names.is_empty() {
         return Ok(bodies);
     }

@@ -72,12 +72,23 @@ pub struct Notes {
 /// Reads a glTF file: the meshes marked as garments (possibly none: the caller then asks
 /// for `--garment NAME`, see [`select`]) and every other mesh as a body, at 24 fps.
 pub fn read(path: &Path) -> Result<Scene> {
-    Ok(inspect(path, &Selection::default())?.0)
+    read_with(path, &Selection::default())
+}
+
+/// [`read`] with the clip, folders and frame rate of `sel` (its names are not used: the
+/// marked meshes are the garments, every other mesh a body).
+pub fn read_with(path: &Path, sel: &Selection) -> Result<Scene> {
+    Ok(inspect_at(path, sel, sel.fps.unwrap_or(DEFAULT_FPS))?.0)
 }
 
 /// [`read`] with the clip and folders of `sel`, and what `inspect` reports besides.
 pub fn inspect(path: &Path, sel: &Selection) -> Result<(Scene, Notes)> {
-    let file = open(path, sel, DEFAULT_FPS)?;
+    inspect_at(path, sel, DEFAULT_FPS)
+}
+
+/// [`inspect`] with the animation sampled at `fps`.
+fn inspect_at(path: &Path, sel: &Selection, fps: f64) -> Result<(Scene, Notes)> {
+    let file = open(path, sel, fps)?;
     let notes = Notes {
         clips: file
             .clips()
@@ -92,7 +103,7 @@ pub fn inspect(path: &Path, sel: &Selection) -> Result<(Scene, Notes)> {
     };
     let garments = marked(&file, &[]);
     let bodies = others(&file, &garments);
-    let scene = build_scene(&file, &garments, &bodies, Frames::of(&file, DEFAULT_FPS)?)?;
+    let scene = build_scene(&file, &garments, &bodies, Frames::of(&file, fps)?)?;
     Ok((require_uvs(scene)?, notes))
 }
 

@@ -39,6 +39,7 @@
 //! `.usdc` binary crate files (and `.usd` files holding one) are read with the `openusd`
 //! crate and converted into the same [`Layer`] ([`usdc`]), so every rule above applies to
 //! them too.
+pub mod blend_shape;
 pub mod camera;
 pub mod compose;
 pub mod layer;
@@ -315,7 +316,7 @@ pub fn from_layer(path: &Path, layer: &Layer) -> Result<Imported> {
     for f in &found {
         let err =
             |m: String| Error::input(path, Some(&f.path), format!("{m}; export the scene again"));
-        let skin = Skin::of(layer, f.prim, &f.ancestors)
+        let skin = Skin::of(layer, f.prim, &f.path, &f.ancestors)
             .map_err(|m| err(format!("prim {}: {m}", f.path)))?;
         let placed_by: Vec<&Prim> = match &skin {
             Some(s) => s.skeleton.clone(),

@@ -10,7 +10,8 @@
 //!             = restTransforms[j]                                (joint not animated)
 //! skel_j(t)   = skel_parent(j)(t) · local_j(t)                   (skeleton space)
 //! skin_j(t)   = skel_j(t) · bindTransforms[j]⁻¹
-//! p'(t)       = Σ_k w_k · skin_{j_k}(t) · geomBindTransform · p   (weights normalised)
+//! p(t)        = points + blend-shape offsets at t                (blend_shape module)
+//! p'(t)       = Σ_k w_k · skin_{j_k}(t) · geomBindTransform · p(t)   (weights normalised)
 //! world(t)    = M_skeleton_world(t) · p'(t)
 //! ```
 //! The skinned points are in the skeleton's space, so the skeleton prim's transform (with
@@ -24,8 +25,11 @@
 //!   influences per point (`vertex`), or one set for all points (`constant`). Indices refer
 //!   to the mesh's `skel:joints` when it has them (mapped by name to the skeleton's order),
 //!   else to the skeleton's `joints`.
+//! * Blend shapes ([`blend_shape`](super::blend_shape)) are read on skinned meshes only (a
+//!   mesh with `skel:blendShapes` but no joint influences keeps its authored points).
 //! * Animation: `joints` mapped by name to the skeleton's; `translations` and `scales`
 //!   interpolate linearly, `rotations` (quaternions) by slerp; an unauthored `scales` is 1.
+use super::blend_shape::BlendShapes;
 use super::layer::{Attribute, Layer, Prim, Value};
 use super::xform::{numbers_at, sample_times, Blend};
 use crate::Vec3;
@@ -60,7 +64,8 @@ fn inherited_target(prims: &[&Prim], name: &str) -> Option<String> {
     prims.iter().rev().find_map(|p| target(p, name))
 }
 
-fn tokens(prim: &Prim, name: &str) -> Vec<String> {
+/// The tokens of the array attribute `name` on `prim` (empty if not written).
+pub fn tokens(prim: &Prim, name: &str) -> Vec<String> {
     prim.attribute(name)
         .and_then(|a| a.default.as_ref())
         .and_then(Value::as_list)
@@ -111,14 +116,18 @@ pub struct Skin<'a> {
     /// `(skeleton joint, weight)` influences of each point (weights sum to 1).
     influences: Vec<Vec<(usize, f64)>>,
     geom_bind: Matrix4<f64>,
+    /// Blend shapes added to the rest points before skinning.
+    blend_shapes: Option<BlendShapes<'a>>,
 }
 
 impl<'a> Skin<'a> {
-    /// The skin of the mesh `prim` (with `ancestors`, root first) in `layer`, `None` if it
-    /// is not skinned (no `primvars:skel:jointIndices`). Errors say what is missing.
+    /// The skin of the mesh `prim` at scene path `path` (with `ancestors`, root first) in
+    /// `layer`, `None` if it is not skinned (no `primvars:skel:jointIndices`). Errors say
+    /// what is missing.
     pub fn of(
         layer: &'a Layer,
         prim: &'a Prim,
+        path: &str,
         ancestors: &[&'a Prim],
     ) -> Result<Option<Skin<'a>>, String> {
         let Some(indices_attr) = prim.attribute("primvars:skel:jointIndices") else {
@@ -166,24 +175,27 @@ impl<'a> Skin<'a> {
                 })
                 .collect();
         }
-        let animation = match inherited_target(&skeleton, "skel:animationSource") {
+        let anim_prim = match inherited_target(&skeleton, "skel:animationSource") {
             None => None,
-            Some(path) => {
-                let anim = chain(layer, &path)
+            Some(path) => Some(
+                chain(layer, &path)
                     .and_then(|c| c.last().copied())
                     .filter(|a| a.type_name == "SkelAnimation")
                     .ok_or_else(|| {
                         format!("skel:animationSource <{path}> is not a SkelAnimation prim")
-                    })?;
-                let names = tokens(anim, "joints");
-                Some(Animation {
-                    slot: joints.iter().map(|j| index_of(&names, j)).collect(),
-                    translations: anim.attribute("translations"),
-                    rotations: anim.attribute("rotations"),
-                    scales: anim.attribute("scales"),
-                })
-            }
+                    })?,
+            ),
         };
+        let animation = anim_prim.map(|anim| {
+            let names = tokens(anim, "joints");
+            Animation {
+                slot: joints.iter().map(|j| index_of(&names, j)).collect(),
+                translations: anim.attribute("translations"),
+                rotations: anim.attribute("rotations"),
+                scales: anim.attribute("scales"),
+            }
+        });
+        let blend_shapes = BlendShapes::of(layer, prim, path, anim_prim)?;
         let mesh_joints = tokens(prim, "skel:joints");
         let to_skeleton: Vec<Option<usize>> = if mesh_joints.is_empty() {
             (0..n).map(Some).collect()
@@ -206,19 +218,20 @@ impl<'a> Skin<'a> {
             animation,
             influences,
             geom_bind,
+            blend_shapes,
         }))
     }
 
     /// Times at which the animation is sampled.
     pub fn times(&self) -> Vec<f64> {
-        let Some(a) = &self.animation else {
-            return Vec::new();
-        };
-        let mut t: Vec<f64> = [a.translations, a.rotations, a.scales]
-            .into_iter()
+        let mut t: Vec<f64> = self
+            .animation
+            .iter()
+            .flat_map(|a| [a.translations, a.rotations, a.scales])
             .flatten()
             .flat_map(sample_times)
             .collect();
+        t.extend(self.blend_shapes.iter().flat_map(BlendShapes::times));
         t.sort_by(f64::total_cmp);
         t.dedup();
         t
@@ -267,6 +280,10 @@ impl<'a> Skin<'a> {
                 points.len()
             ));
         }
+        let mut rest = points.to_vec();
+        if let Some(b) = &self.blend_shapes {
+            b.apply(&mut rest, t)?;
+        }
         let locals = self.locals(t)?;
         let mut skel: Vec<Matrix4<f64>> = Vec::with_capacity(locals.len());
         for (j, local) in locals.iter().enumerate() {
@@ -280,7 +297,7 @@ impl<'a> Skin<'a> {
             .zip(&self.bind_inverse)
             .map(|(s, b)| s * b)
             .collect();
-        Ok(points
+        Ok(rest
             .iter()
             .enumerate()
             .map(|(i, p)| {

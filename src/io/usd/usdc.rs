@@ -8,7 +8,9 @@
 //! pseudo-root fields (upAxis, metersPerUnit, ...) -> Layer::metadata
 //! prim spec: specifier, typeName, other fields    -> Prim (fields -> Prim::metadata)
 //! attribute spec: typeName, default, timeSamples  -> Attribute (other fields -> metadata)
-//! relationship spec                               -> Attribute with type "rel"
+//! relationship spec                               -> Attribute with type "rel", its
+//!                                                    targetPaths (list op flattened) as
+//!                                                    the default, a list of paths
 //! ```
 //! Values map to the text model: numbers (and halves) to `Num`, vectors and quaternions
 //! (w, x, y, z) to `Tuple`, matrices to a `Tuple` of row `Tuple`s, arrays to `List`,
@@ -200,11 +202,24 @@ fn attribute(
     name: String,
 ) -> Result<Option<Attribute>, String> {
     match data.spec_type(path) {
-        Some(sdf::SpecType::Relationship) => Ok(Some(Attribute {
-            name,
-            type_name: "rel".to_string(),
-            ..Attribute::default()
-        })),
+        Some(sdf::SpecType::Relationship) => {
+            let path_value = |p: &sdf::Path| Value::Path(p.as_str().to_string());
+            let default = match field(data, path, "targetPaths")? {
+                Some(sdf::Value::PathListOp(op)) => {
+                    Some(Value::List(op.flatten().iter().map(path_value).collect()))
+                }
+                Some(sdf::Value::PathVec(v)) => {
+                    Some(Value::List(v.iter().map(path_value).collect()))
+                }
+                _ => None,
+            };
+            Ok(Some(Attribute {
+                name,
+                type_name: "rel".to_string(),
+                default,
+                ..Attribute::default()
+            }))
+        }
         Some(sdf::SpecType::Attribute) => {
             let type_name = match field(data, path, "typeName")? {
                 Some(sdf::Value::Token(t)) => t.as_str().to_string(),
