@@ -10,7 +10,8 @@
 //!        frame A      every garment as given (nothing simulated)
 //!        frame f > A  stop requested? → checkpoint, Outcome::Stopped
 //!                     per garment: advance_frame (control forces of interval f − A − 1,
-//!                     one frame of 1/fps s), world → cache space, write
+//!                     one frame of 1/fps s), a garment's first tear warned
+//!                     (Observer::torn), world → cache space, write;
 //!                     Observer::frame; a checkpoint when one is due
 //!        finish       partial files renamed over the outputs, checkpoint removed,
 //!                     Observer::done

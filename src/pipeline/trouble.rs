@@ -27,8 +27,8 @@ pub struct Trouble {
 }
 
 /// Edge strain `ℓ/ℓ₀ − 1` past which cloth counts as torn: [`Simulator::tear`], and the
-/// bake's warning. Woven cloth gives a few percent before it breaks, knits some tens of
-/// percent; the stretch force holds a sound bake within a few percent, so 50% is reached
+/// bake's warning. The stretch force holds a sound bake within a few percent (the shipped
+/// fixtures stay under 10%, garments started inside a body included), so 50% is reached
 /// only where pins or bodies pull the cloth apart whatever the solver does.
 pub const TEAR_STRAIN: f64 = 0.5;
 
