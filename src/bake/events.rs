@@ -9,6 +9,7 @@
 //! timing of `drape bench`.
 use crate::pipeline::trouble::Trouble;
 use crate::pipeline::FrameStats;
+use crate::scene::Garment;
 use std::path::PathBuf;
 
 /// The garments of a bake as [`Observer::start`] announces them.
@@ -78,18 +79,36 @@ pub struct Outputs {
     pub frames: usize,
 }
 
-/// Where a garment's frame failed ([`Observer::failed`]).
+/// Where in a garment a frame went wrong: the frame failed ([`Observer::failed`]), or the
+/// cloth tore and the bake goes on ([`Observer::torn`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failure<'a> {
     /// The garment's name.
     pub garment: &'a str,
-    /// The frame that could not be simulated.
+    /// The frame that could not be simulated, or where the cloth tore.
     pub frame: i32,
-    /// What the rejected steps measured, in particles.
+    /// What was measured, in particles: what the rejected steps found, or the torn edge.
     pub trouble: &'a Trouble,
     /// The same place as points of the output cache (the artist's vertex order), for
     /// selecting it in the modelling tool.
     pub vertices: Vec<usize>,
+}
+
+impl<'a> Failure<'a> {
+    /// `trouble` found in `garment` at `frame`, its particles also as the cache points
+    /// showing them.
+    pub fn new(garment: &'a Garment, frame: i32, trouble: &'a Trouble) -> Self {
+        let vertices = (garment.output_points.iter().enumerate())
+            .filter(|(_, p)| trouble.particles.binary_search(p).is_ok())
+            .map(|(k, _)| k)
+            .collect();
+        Failure {
+            garment: &garment.name,
+            frame,
+            trouble,
+            vertices,
+        }
+    }
 }
 
 /// Receives a bake's events; every method does nothing unless overridden.
@@ -106,6 +125,9 @@ pub trait Observer {
     fn kept(&mut self, _partial: &Outputs) {}
     /// A garment's frame failed (sent before the failure ends the bake), with where.
     fn failed(&mut self, _failure: &Failure) {}
+    /// A garment's cloth tore ([`crate::pipeline::Simulator::tear`]; sent once per garment,
+    /// after the warning saying so); the bake goes on.
+    fn torn(&mut self, _tear: &Failure) {}
 }
 
 /// An observer that ignores everything.

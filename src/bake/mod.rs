@@ -10,7 +10,8 @@
 //!        frame A      every garment as given (nothing simulated)
 //!        frame f > A  stop requested? → checkpoint, Outcome::Stopped
 //!                     per garment: advance_frame (control forces of interval f − A − 1,
-//!                     one frame of 1/fps s), world → cache space, write
+//!                     one frame of 1/fps s), a garment's first tear warned
+//!                     (Observer::torn), world → cache space, write;
 //!                     Observer::frame; a checkpoint when one is due
 //!        finish       partial files renamed over the outputs, checkpoint removed,
 //!                     Observer::done
@@ -98,6 +99,8 @@ pub struct Track<'a> {
     cache: Option<Cache>,
     /// Whether the warning that cloth was let through a body was given.
     let_through: bool,
+    /// Whether the warning that the cloth tore was given.
+    torn: bool,
 }
 
 /// Where a track's frames go.
@@ -116,6 +119,7 @@ impl<'a> Track<'a> {
             controls: Vec::new(),
             cache: None,
             let_through: false,
+            torn: false,
         }
     }
 
@@ -377,16 +381,7 @@ impl<'a> Bake<'a> {
                     }
                     Err(e) => {
                         if let Some(trouble) = t.sim.trouble() {
-                            let vertices = (garment.output_points.iter().enumerate())
-                                .filter(|(_, p)| trouble.particles.binary_search(p).is_ok())
-                                .map(|(k, _)| k)
-                                .collect();
-                            observer.failed(&Failure {
-                                garment: &garment.name,
-                                frame,
-                                trouble,
-                                vertices,
-                            });
+                            observer.failed(&Failure::new(garment, frame, trouble));
                         }
                         return Err(in_context(e, garment, t.writer(), frame, first));
                     }
@@ -397,6 +392,14 @@ impl<'a> Bake<'a> {
                         "garment '{}': at frame {frame} a body kept catching the cloth even at the minimum step (cloth pinched between two parts of a character); {} particle(s) were let through it and eased out, as cloth that starts inside a body is — check the cache there, or give the garment more room",
                         garment.name, s.let_through
                     ));
+                }
+                if !t.torn {
+                    if let Some(tear) = t.sim.tear() {
+                        t.torn = true;
+                        let place = Failure::new(garment, frame, &tear);
+                        observer.warning(&tear_warning(&place));
+                        observer.torn(&place);
+                    }
                 }
                 t.write(frame, first)?;
                 stats.push((garment.name.as_str(), s));
@@ -453,6 +456,27 @@ impl<'a> Bake<'a> {
             .min()
             .unwrap_or(0)
     }
+}
+
+/// The warning that a garment's cloth tore ([`Simulator::tear`]), given once per garment
+/// and bake: the frame, the strain and where, as garment particles and cache vertices.
+fn tear_warning(place: &Failure) -> String {
+    let t = place.trouble;
+    let list = |v: &[usize]| {
+        v.iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "garment '{}': at frame {} the cloth tears: an edge is stretched by {:.0}% (more than {:.0}%), between garment particles {} (cache vertices {}); a pin or a body pulls the cloth apart there — pins that follow body points moving apart (bind the garment to the character's armature, or pin only vertices on the part of the body they should follow), or cloth caught between two bodies: check the pins and the animation around that frame. The bake goes on; this is said once",
+        place.garment,
+        place.frame,
+        100.0 * t.strain.unwrap_or(0.0),
+        100.0 * crate::pipeline::trouble::TEAR_STRAIN,
+        list(&t.particles),
+        list(&place.vertices),
+    )
 }
 
 /// A simulation failure with the garment, frame and partial cache named.

@@ -12,6 +12,9 @@
 //!                   "max_strain", "garments": [the same per garment, with "name"] }],
 //!   "iterations": [{ "garment", "iteration", "objective", "keyframe_error",
 //!                    "force_term", "gradient_norm", "evaluations", "seconds" }]  (control),
+//!   "trouble": where a failed frame failed, "tears": [where each garment tore] (both:
+//!              { "garment", "frame", "cause", "particles", "vertices", "body",
+//!                "body_speed", "strain" }),
 //!   "elapsed_s": wall-clock seconds of the command }
 //! ```
 //! `per_frame` has one entry per simulated frame (B − A of them after a full bake: the
@@ -76,6 +79,16 @@ impl Report {
     /// Sets a top-level field (`frames`, `fps`, `garments`).
     pub fn set(&mut self, key: &str, value: Value) {
         self.head.insert(key.to_string(), value);
+    }
+
+    /// Appends `value` to the top-level list `key` (`tears`), creating it.
+    pub fn append(&mut self, key: &str, value: Value) {
+        match self.head.get_mut(key) {
+            Some(Value::Array(list)) => list.push(value),
+            _ => {
+                self.head.insert(key.to_string(), Value::Array(vec![value]));
+            }
+        }
     }
 
     /// One simulated frame: the figures summed over garments, and each garment's.

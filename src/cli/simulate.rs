@@ -201,21 +201,30 @@ impl Observer for Watch<'_> {
 
     fn failed(&mut self, f: &bake::Failure) {
         if let Some(r) = self.report.as_mut() {
-            let t = f.trouble;
-            r.set(
-                "trouble",
-                serde_json::json!({
-                    "garment": f.garment,
-                    "frame": f.frame,
-                    "cause": t.cause,
-                    "particles": t.particles,
-                    "vertices": f.vertices,
-                    "body": t.body,
-                    "body_speed": t.body_speed,
-                }),
-            );
+            r.set("trouble", place(f));
         }
     }
+
+    fn torn(&mut self, f: &bake::Failure) {
+        if let Some(r) = self.report.as_mut() {
+            r.append("tears", place(f));
+        }
+    }
+}
+
+/// Where a frame went wrong as the report gives it (`trouble`, `tears`).
+fn place(f: &bake::Failure) -> serde_json::Value {
+    let t = f.trouble;
+    serde_json::json!({
+        "garment": f.garment,
+        "frame": f.frame,
+        "cause": t.cause,
+        "particles": t.particles,
+        "vertices": f.vertices,
+        "body": t.body,
+        "body_speed": t.body_speed,
+        "strain": t.strain,
+    })
 }
 
 fn display(outputs: &Outputs) -> Vec<String> {

@@ -1,5 +1,6 @@
 //! Shared helpers of the integration tests: run the real binary in a temp dir.
 #![allow(dead_code)]
+pub mod tangle;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
