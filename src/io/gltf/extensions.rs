@@ -7,13 +7,12 @@
 //! * **decoded**: `KHR_mesh_quantization` (integer and normalised `POSITION`, `TEXCOORD`,
 //!   `WEIGHTS` and morph target accessors, read by `source`'s accessor decoding), and
 //!   `EXT_meshopt_compression` / `KHR_meshopt_compression` (buffer views decoded by
-//!   `meshopt`);
+//!   `meshopt`), `KHR_draco_mesh_compression` (primitives decoded by `draco`);
 //! * **ignored**: extensions that change only how the file looks — materials, textures,
 //!   lights, cameras, material variants, metadata (`KHR_materials_*`, `KHR_texture_*`,
 //!   `EXT_texture_*`, `KHR_lights_*`, ...). `inspect` names them once;
 //! * **refused**: any other required extension (its data would be misread), with a message
-//!   naming it. `KHR_draco_mesh_compression` is refused where a primitive has no
-//!   uncompressed fallback, with a message naming the mesh and how to export without it.
+//!   naming it.
 use serde_json::Value;
 
 /// Extensions whose data drape decodes.
@@ -21,10 +20,8 @@ pub(crate) const DECODED: &[&str] = &[
     "KHR_mesh_quantization",
     "EXT_meshopt_compression",
     "KHR_meshopt_compression",
+    super::draco::NAME,
 ];
-
-/// The Draco mesh compression extension.
-pub(crate) const DRACO: &str = "KHR_draco_mesh_compression";
 
 /// Name prefixes of extensions that only change appearance (materials, textures, lights,
 /// cameras).
@@ -66,7 +63,7 @@ pub(crate) fn check(json: &Value) -> std::result::Result<Vec<String>, String> {
     };
     let required = list("extensionsRequired");
     for name in &required {
-        if DECODED.contains(&name.as_str()) || appearance_only(name) || name == DRACO {
+        if DECODED.contains(&name.as_str()) || appearance_only(name) {
             continue;
         }
         return Err(format!(
@@ -74,7 +71,6 @@ pub(crate) fn check(json: &Value) -> std::result::Result<Vec<String>, String> {
              without it"
         ));
     }
-    check_draco(json)?;
     let mut ignored = Vec::new();
     for name in list("extensionsUsed").into_iter().chain(required) {
         if !DECODED.contains(&name.as_str()) && !ignored.contains(&name) {
@@ -82,39 +78,6 @@ pub(crate) fn check(json: &Value) -> std::result::Result<Vec<String>, String> {
         }
     }
     Ok(ignored)
-}
-
-/// Refuses a Draco-compressed primitive whose `POSITION` accessor has no uncompressed
-/// buffer view to fall back on, naming the mesh.
-fn check_draco(json: &Value) -> std::result::Result<(), String> {
-    let accessors = json.get("accessors").and_then(Value::as_array);
-    let backed = |index: Option<u64>| {
-        let acc = index.and_then(|i| accessors?.get(usize::try_from(i).ok()?));
-        acc.is_some_and(|a| a.get("bufferView").is_some())
-    };
-    let meshes = json.get("meshes").and_then(Value::as_array);
-    for (m, mesh) in meshes.into_iter().flatten().enumerate() {
-        let prims = mesh.get("primitives").and_then(Value::as_array);
-        for (p, prim) in prims.into_iter().flatten().enumerate() {
-            let draco = prim.get("extensions").and_then(|e| e.get(DRACO));
-            let position = prim
-                .get("attributes")
-                .and_then(|a| a.get("POSITION"))
-                .and_then(Value::as_u64);
-            if draco.is_some() && !backed(position) {
-                let name = match mesh.get("name").and_then(Value::as_str) {
-                    Some(n) => format!("mesh '{n}'"),
-                    None => format!("mesh {m}"),
-                };
-                return Err(format!(
-                    "{name} primitive {p} is compressed with Draco ({DRACO}), which drape \
-                     cannot decode; export the file without mesh compression (Blender: File \
-                     > Export > glTF 2.0, uncheck Data > Compression)"
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -140,28 +103,5 @@ mod tests {
         let doc = json!({"extensionsRequired": ["EXT_mesh_gpu_instancing"]});
         let msg = check(&doc).unwrap_err();
         assert!(msg.contains("EXT_mesh_gpu_instancing"), "{msg}");
-    }
-
-    #[test]
-    fn draco_without_fallback_names_the_mesh_and_the_export_setting() {
-        let prim = |view: bool| {
-            let mut acc = json!({"componentType": 5126, "count": 3, "type": "VEC3"});
-            if view {
-                acc["bufferView"] = json!(0);
-            }
-            json!({
-                "extensionsRequired": [DRACO],
-                "accessors": [acc],
-                "meshes": [{"name": "Cape", "primitives": [{"attributes": {"POSITION": 0},
-                    "extensions": {DRACO: {"bufferView": 1, "attributes": {"POSITION": 0}}}}]}],
-            })
-        };
-        let msg = check(&prim(false)).unwrap_err();
-        assert!(
-            msg.contains("mesh 'Cape'") && msg.contains("Draco") && msg.contains("Compression"),
-            "{msg}"
-        );
-        // An uncompressed fallback is read instead.
-        assert!(check(&prim(true)).is_ok());
     }
 }

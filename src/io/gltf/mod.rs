@@ -10,8 +10,9 @@
 //! * [`build`]: garments and bodies for drape's [`Scene`], welded at seams (equal
 //!   position, skin and morph deltas), animated ones sampled per frame.
 //!
-//! * `extensions`, `uri`, `meshopt`: which extensions are read, ignored or refused; where
-//!   external files may come from; compressed buffer views.
+//! * `extensions`, `uri`, `meshopt`, `draco`: which extensions are read, ignored or
+//!   refused; where external files may come from; compressed buffer views; Draco-compressed
+//!   primitives.
 //!
 //! Clips: each glTF animation is a clip; one plays, the one [`Selection::animation`]
 //! names, else the first of the file (what Blender plays after importing it).
@@ -23,6 +24,7 @@
 mod animation;
 pub mod build;
 pub mod camera;
+mod draco;
 mod extensions;
 mod file;
 mod mesh;

@@ -19,7 +19,7 @@
 //! accessor (§3.6.2.3) starts from its buffer view's values, or zeros without one, and
 //! replaces the elements its `indices` name by its `values`.
 use super::uri::{self, Folders};
-use super::{extensions, meshopt};
+use super::{draco, extensions, meshopt};
 use crate::error::{Error, Result};
 use gltf::accessor::{DataType, Dimensions};
 use std::path::{Path, PathBuf};
@@ -37,6 +37,9 @@ pub(crate) struct Source {
     buffers: Vec<Vec<u8>>,
     /// Decoded bytes of each meshopt-compressed buffer view (`None` for plain views).
     decoded: Vec<Option<Vec<u8>>>,
+    /// Bytes of each accessor decoded from a Draco-compressed primitive, tightly packed
+    /// (`None` for the others).
+    draco: Vec<Option<Vec<u8>>>,
     /// Extensions the file uses that drape does not apply ([`extensions::check`]).
     pub ignored_extensions: Vec<String>,
 }
@@ -98,7 +101,7 @@ impl Source {
                 }
             }
         }
-        let doc = gltf::Document::from_json(json).map_err(|e| unreadable(e.to_string()))?;
+        let doc = validated(json, &draco::accessors(&raw)).map_err(unreadable)?;
         if let Some(folders) = folders {
             check_image_uris(&doc, folders, path)?;
         }
@@ -115,13 +118,17 @@ impl Source {
         }
         let decoded = meshopt::decode_views(&raw, &buffers)
             .map_err(|(view, why)| Error::input(path, Some(&format!("buffer view {view}")), why))?;
-        Ok(Source {
+        let mut source = Source {
             path: path.to_path_buf(),
             doc,
             buffers,
             decoded,
+            draco: Vec::new(),
             ignored_extensions,
-        })
+        };
+        source.draco = draco::decode_accessors(&raw, |i| source.view_bytes_at(i))
+            .map_err(|(object, why)| Error::input(path, Some(&object), why))?;
+        Ok(source)
     }
 
     /// An input error about `object` in this file.
@@ -144,23 +151,34 @@ impl Source {
         let layout = Layout::of(acc.data_type(), acc.dimensions());
         let count = acc.count();
         let comps = layout.components();
-        let mut out = match acc.view() {
-            Some(view) => {
-                let bytes = self.view_bytes(&view).map_err(&fail)?;
-                let stride = view.stride().unwrap_or(layout.element_size());
+        // (bytes, stride, first byte, what they are for messages)
+        let data = match (
+            self.draco.get(acc.index()).and_then(Option::as_deref),
+            acc.view(),
+        ) {
+            // Decoded from Draco: tightly packed from byte 0, whatever view the file names.
+            (Some(bytes), _) => Some((bytes, layout.element_size(), 0, "its Draco data".into())),
+            (None, Some(view)) => Some((
+                self.view_bytes(&view).map_err(&fail)?,
+                view.stride().unwrap_or(layout.element_size()),
+                acc.offset(),
+                format!("buffer view {}", view.index()),
+            )),
+            (None, None) => None,
+        };
+        let mut out = match data {
+            Some((bytes, stride, start, name)) => {
                 if stride < layout.element_size() {
                     return Err(fail(format!(
                         "has a byte stride of {stride}, less than its {}-byte elements",
                         layout.element_size()
                     )));
                 }
-                let start = acc.offset();
                 let need = needed_bytes(start, stride, count, layout.element_size());
                 if need.is_none_or(|n| n > bytes.len()) {
                     return Err(fail(format!(
-                        "reads {count} elements from byte {start} of buffer view {}, which \
-                         has only {} bytes",
-                        view.index(),
+                        "reads {count} elements from byte {start} of {name}, which has only \
+                         {} bytes",
                         bytes.len()
                     )));
                 }
@@ -235,6 +253,13 @@ impl Source {
             out[i * comps..(i + 1) * comps].copy_from_slice(&element);
         }
         Ok(())
+    }
+
+    /// The bytes of buffer view `index` ([`Source::view_bytes`]).
+    fn view_bytes_at(&self, index: usize) -> std::result::Result<&[u8], String> {
+        let view =
+            (self.doc.views().nth(index)).ok_or_else(|| format!("{index} does not exist"))?;
+        self.view_bytes(&view)
     }
 
     /// The bytes of a buffer view, checked against its buffer.
@@ -324,6 +349,27 @@ fn raw_json(bytes: &[u8]) -> std::result::Result<serde_json::Value, String> {
         std::borrow::Cow::Borrowed(bytes)
     };
     serde_json::from_slice(&json).map_err(|e| e.to_string())
+}
+
+/// `json` validated as `gltf::Document::from_json` does, except that the accessors whose
+/// data Draco-compressed primitives supply (`draco`) need no buffer view.
+fn validated(
+    json: gltf::json::Root,
+    draco: &[usize],
+) -> std::result::Result<gltf::Document, String> {
+    use gltf::json::validation::{Error as Invalid, Validate};
+    let mut errors = Vec::new();
+    json.validate(&json, gltf::json::Path::new, &mut |path, error| {
+        errors.push((path(), error))
+    });
+    let supplied = |path: &gltf::json::Path| {
+        (draco.iter()).any(|i| path.as_str() == format!("accessors[{i}].bufferView"))
+    };
+    errors.retain(|(path, error)| !(matches!(error, Invalid::Missing) && supplied(path)));
+    match errors.is_empty() {
+        true => Ok(gltf::Document::from_json_without_validation(json)),
+        false => Err(gltf::Error::Validation(errors).to_string()),
+    }
 }
 
 /// Image URIs obey the same rule as buffers ([`uri`]), although drape reads no images.

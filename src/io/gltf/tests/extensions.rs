@@ -1,8 +1,12 @@
 //! Extensions and clips: one hand-built grid garment stored plainly, quantized
 //! (`KHR_mesh_quantization`) and meshopt-compressed (encoded here with the `meshopt` crate)
-//! reads back the same; appearance-only extensions are ignored and named; Draco without a
-//! fallback and unknown required extensions are refused by name; `--animation` picks a clip.
+//! reads back the same; a scene Blender exported with and without Draco
+//! (`KHR_draco_mesh_compression`) reads the same within Draco's quantisation;
+//! appearance-only extensions are ignored and named; undecodable Draco data and unknown
+//! required extensions are refused by name; `--animation` picks a clip.
+use super::super::mesh::MeshData;
 use super::*;
+use crate::Vec2;
 use serde_json::json;
 
 /// Grid side: (N + 1)² vertices, 2 N² triangles.
@@ -266,7 +270,7 @@ fn appearance_extensions_are_ignored_and_reported_once() {
 }
 
 #[test]
-fn draco_and_unknown_required_extensions_are_refused_by_name() {
+fn undecodable_draco_and_unknown_required_extensions_are_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_grid(dir.path(), "draco.gltf", Storage::Plain);
     edit_json(&path, |d| {
@@ -280,9 +284,11 @@ fn draco_and_unknown_required_extensions_are_refused_by_name() {
             .unwrap()
             .remove("bufferView");
     });
-    let (_, msg) = input_message(read(&path));
+    // Buffer view 2 holds the plain grid's floats, not a Draco mesh.
+    let (object, msg) = input_message(read(&path));
+    assert_eq!(object.as_deref(), Some("mesh 'Cape' primitive 0"));
     assert!(
-        msg.contains("Draco") && msg.contains("mesh 'Cape'") && msg.contains("Compression"),
+        msg.contains("Draco") && msg.contains("Compression"),
         "{msg}"
     );
     edit_json(&path, |d| {
@@ -290,6 +296,118 @@ fn draco_and_unknown_required_extensions_are_refused_by_name() {
     });
     let (_, msg) = input_message(read(&path));
     assert!(msg.contains("EXT_mesh_gpu_instancing"), "{msg}");
+}
+
+/// fixtures/draco: the scene of tests/python/test_gltf_draco.py (a 6 × 6 garment grid
+/// with a UV seam, a box skinned to a bone that lifts it over frames 1–24) as Blender's
+/// glTF exporter writes it without and with Draco (positions quantised to 14 bits,
+/// texture coordinates and weights to 12, compression level 6).
+const DRACO_FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/draco");
+
+/// Draco's quantisation step of `bits` bits over the largest side of the bounding box of
+/// `points` (`dims` coordinates each): a decoded value is within half of it.
+fn quantisation_step(points: impl Iterator<Item = Vec<f64>> + Clone, bits: u32) -> f64 {
+    let side = |k: usize| {
+        let c = points.clone().map(|p| p[k]);
+        c.clone().fold(f64::MIN, f64::max) - c.fold(f64::MAX, f64::min)
+    };
+    let dims = points.clone().next().map_or(0, |p| p.len());
+    (0..dims).map(side).fold(0.0, f64::max) / f64::from((1u32 << bits) - 1)
+}
+
+#[test]
+fn blender_draco_scene_reads_like_its_uncompressed_export() {
+    let dir = Path::new(DRACO_FIXTURES);
+    let plain = GltfFile::open(&dir.join("scene_plain.glb")).unwrap();
+    let draco = GltfFile::open(&dir.join("scene_draco.glb")).unwrap();
+    assert!(draco.ignored_extensions().is_empty());
+    assert_eq!(plain.instances().len(), 2);
+    let names = |f: &GltfFile| {
+        f.instances()
+            .iter()
+            .map(|i| i.name.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&plain), names(&draco));
+    // Frames 1..=24 at 24 fps, as Blender sampled the bone.
+    let times: Vec<f64> = (1..=24).map(|f| f64::from(f) / 24.0).collect();
+    for i in 0..2 {
+        let (a, b) = (plain.mesh(i), draco.mesh(i));
+        let name = &plain.instances()[i].name;
+        assert_eq!(a.positions.len(), b.positions.len(), "{name}");
+        assert_eq!(a.triangles.len(), b.triangles.len(), "{name}");
+        let step = quantisation_step(a.positions.iter().map(|p| vec![p.x, p.y, p.z]), 14);
+        let uv_of = |m: &MeshData, v: usize| m.uvs.as_ref().map_or(Vec2::zeros(), |u| u[v]);
+        let uv_step = quantisation_step(
+            (0..a.positions.len()).map(|v| vec![uv_of(a, v).x, uv_of(a, v).y]),
+            12,
+        );
+        // Draco reorders vertices: pair each with the plain vertex of nearest position and
+        // UV (the seam's split vertices share a position, not a UV).
+        let pair: Vec<usize> = (0..b.positions.len())
+            .map(|v| {
+                let d = |w: usize| {
+                    (b.positions[v] - a.positions[w]).norm() + (uv_of(b, v) - uv_of(a, w)).norm()
+                };
+                (0..a.positions.len())
+                    .min_by(|&x, &y| d(x).total_cmp(&d(y)))
+                    .unwrap()
+            })
+            .collect();
+        let mut seen = pair.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(
+            seen.len(),
+            a.positions.len(),
+            "{name}: a one-to-one pairing"
+        );
+        for (v, &w) in pair.iter().enumerate() {
+            // f32 rounding of the dequantised value on top of half a step.
+            let slack = 1e-6;
+            let d = (b.positions[v] - a.positions[w]).norm();
+            assert!(
+                d <= 0.5 * step * 3f64.sqrt() + slack,
+                "{name} vertex {v}: {d}"
+            );
+            let d = (uv_of(b, v) - uv_of(a, w)).norm();
+            assert!(
+                d <= 0.5 * uv_step * 2f64.sqrt() + slack,
+                "{name} uv {v}: {d}"
+            );
+            let inf =
+                |m: &MeshData, v: usize| m.influences.as_ref().map(|f| f.of(v).collect::<Vec<_>>());
+            assert_eq!(inf(a, w), inf(b, v), "{name} skin of vertex {v}");
+        }
+        // The same triangles, corners in the same cyclic order.
+        let canonical = |t: [usize; 3]| {
+            let k = (0..3).min_by_key(|&k| t[k]).unwrap();
+            [t[k], t[(k + 1) % 3], t[(k + 2) % 3]]
+        };
+        let mut ta: Vec<_> = a.triangles.iter().map(|&t| canonical(t)).collect();
+        let mut tb: Vec<_> = (b.triangles.iter())
+            .map(|t| canonical(t.map(|v| pair[v])))
+            .collect();
+        ta.sort_unstable();
+        tb.sort_unstable();
+        assert_eq!(ta, tb, "{name}");
+        // World positions over the frames: the skinned body moves, within half a step.
+        for &t in &times {
+            let (pa, pb) = (
+                plain.world_positions(i, &plain.pose(t)),
+                draco.world_positions(i, &draco.pose(t)),
+            );
+            for (v, &w) in pair.iter().enumerate() {
+                let d = (pb[v] - pa[w]).norm();
+                assert!(
+                    d <= 0.5 * step * 3f64.sqrt() + 1e-6,
+                    "{name} t {t} vertex {v}: {d}"
+                );
+            }
+        }
+    }
+    let body = names(&plain).iter().position(|n| n == "Body").unwrap();
+    assert!(draco.is_skinned(body) && draco.is_animated(body));
 }
 
 /// The grid as a body moved by two clips: `Up` raises it 1 m over 1 s, `Side` moves it
