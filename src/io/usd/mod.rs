@@ -41,6 +41,7 @@
 //! them too.
 pub mod camera;
 pub mod compose;
+pub mod crate_budget;
 pub mod layer;
 pub mod lexer;
 pub mod mesh;
