@@ -114,9 +114,19 @@ fn a_huge_points_count_is_refused_before_allocating() {
 
 #[test]
 fn a_panic_inside_the_crate_reader_is_exit_2_not_an_internal_error() {
-    // The last jump of the path tree sends the crate's decoder past its table.
-    let paths = section(&sheet(), "PATHS");
-    let (c, err) = inspect_with(paths + 8, 1);
+    // faceVertexCounts: 288 coded integers, the u64 size of their LZ4 block, the block,
+    // whose first byte (0: one chunk) made chunked; openusd has `todo!()` there.
+    let bytes = sheet();
+    let at = (0..bytes.len() - 17)
+        .find(|&p| u64_at(&bytes, p) == 288 && u64_at(&bytes, p + 8) < 64 && bytes[p + 16] == 0)
+        .unwrap();
+    let mut chunked = bytes[at + 16..at + 24].to_vec();
+    chunked[0] = 1;
+    let (c, err) = inspect_with(at + 16, u64::from_le_bytes(chunked.try_into().unwrap()));
     assert_eq!(c, 2, "{err}");
+    assert!(
+        err.contains("hostile.usdc") && err.contains("malformed crate data"),
+        "{err}"
+    );
     assert!(!err.contains("internal error"), "{err}");
 }
