@@ -7,7 +7,8 @@
 //!   finished frames.
 //! * `SIGPIPE` stays ignored (Rust's default): a closed stdout or stderr is a write error.
 //! * A panic prints `error: internal error: …` (a JSON `error` event with code 1 under
-//!   `--progress json`, so the stream stays one JSON object per line) and exits 1.
+//!   `--progress json`, so the stream stays one JSON object per line) and exits 1; one
+//!   inside a third-party reader ([`crate::io::foreign`]) unwinds silently to its caller.
 use std::io::Write;
 
 /// Ignores `SIGXFSZ`; called first thing in `main`.
@@ -21,6 +22,9 @@ pub fn prepare() {
 /// Replaces the panic message by the error line of exit code 1 (`json`: a JSON event).
 pub fn on_panic(json: bool) {
     std::panic::set_hook(Box::new(move |info| {
+        if crate::io::foreign::catching() {
+            return;
+        }
         let what = match info.payload().downcast_ref::<&str>() {
             Some(s) => (*s).to_string(),
             None => info

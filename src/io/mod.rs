@@ -11,6 +11,7 @@
 //! USD, Alembic and Houdini meshes come through [`objects`], which picks garments (marked, or named
 //! with `--garment`) and bodies (every other mesh).
 pub mod alembic;
+pub mod foreign;
 pub mod gltf;
 pub mod houdini_geo;
 pub mod keyframes;

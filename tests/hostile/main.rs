@@ -15,3 +15,4 @@ mod outputs_lock;
 mod outputs_names;
 mod outputs_sequence;
 mod process_streams;
+mod usdc_files;

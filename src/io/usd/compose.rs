@@ -98,8 +98,8 @@ pub fn has_arcs(layer: &Layer) -> bool {
 /// cannot be opened.
 pub fn compose(path: &Path, options: &Options) -> Result<Composed, String> {
     let text = path.to_str().ok_or("the path is not valid UTF-8")?;
-    std::panic::catch_unwind(|| compose_unguarded(text, options))
-        .unwrap_or_else(|_| Err("malformed USD data".to_string()))
+    crate::io::foreign::catch(|| compose_unguarded(text, options))
+        .unwrap_or_else(|| Err("malformed USD data".to_string()))
 }
 
 fn compose_unguarded(path: &str, options: &Options) -> Result<Composed, String> {

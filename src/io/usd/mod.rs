@@ -42,6 +42,7 @@
 pub mod blend_shape;
 pub mod camera;
 pub mod compose;
+pub mod crate_budget;
 pub mod layer;
 pub mod lexer;
 pub mod mesh;

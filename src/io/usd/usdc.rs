@@ -20,8 +20,12 @@
 //! `specializes`, `variantSetNames`) leave an empty list under the text spelling of their
 //! key, so [`compose::has_arcs`](super::compose::has_arcs) sends the file to composition.
 //!
-//! `openusd` reports malformed files as errors; a panic inside it on a hostile file is
-//! caught and becomes an input error too.
+//! Before `openusd` sees the file, [`crate_budget::check`] checks every count the crate
+//! will allocate from against the file and the memory budget, so a corrupt or hostile
+//! file is an error and never an allocation the process cannot survive. `openusd` reports
+//! the rest of malformed files as errors; a panic inside it is caught as a last resort
+//! and becomes an input error too.
+use super::crate_budget;
 use super::layer::{Attribute, Layer, Prim, Specifier, Value};
 use openusd::sdf::{self, AbstractData};
 use openusd::usdc::CrateData;
@@ -60,10 +64,19 @@ const ATTR_STRUCTURE: &[&str] = &[
     "variability",
 ];
 
-/// Reads a crate file's bytes into a [`Layer`]; errors say what is malformed.
+/// Reads a crate file's bytes into a [`Layer`] within [`crate_budget::MEMORY_BUDGET`];
+/// errors say what is malformed.
 pub fn parse(bytes: &[u8]) -> Result<Layer, String> {
-    std::panic::catch_unwind(|| parse_unguarded(bytes))
-        .unwrap_or_else(|_| Err("malformed crate data".to_string()))
+    parse_within(bytes, crate_budget::MEMORY_BUDGET)
+}
+
+/// [`parse`] with a memory budget of `budget` bytes.
+pub fn parse_within(bytes: &[u8], budget: u64) -> Result<Layer, String> {
+    crate::io::foreign::catch(|| {
+        crate_budget::check(bytes, budget)?;
+        parse_unguarded(bytes)
+    })
+    .unwrap_or_else(|| Err("malformed crate data".to_string()))
 }
 
 fn parse_unguarded(bytes: &[u8]) -> Result<Layer, String> {
