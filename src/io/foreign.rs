@@ -1,4 +1,4 @@
-//! Calls into third-party readers (`openusd`) whose panics on a malformed file are input
+//! Calls into third-party readers (`openusd`, `gltf`, `draco-core`) whose panics on a malformed file are input
 //! errors, not bugs of drape: [`catch`] runs such a call and turns its panic into `None`,
 //! and [`catching`] tells the process's panic hook (which otherwise reports a panic as an
 //! internal error and exits 1) to stay silent and let the panic unwind to [`catch`].

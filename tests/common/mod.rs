@@ -41,11 +41,29 @@ pub fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
 
+/// The document and buffers of a glTF file, read with the `gltf` crate (embedded base64
+/// buffers, a `.glb` chunk or files beside it).
+fn gltf_import(path: &Path) -> (gltf::Document, Vec<Vec<u8>>) {
+    let file = gltf::Gltf::open(path).expect("fixture is valid glTF");
+    let dir = path.parent().expect("a file in a folder");
+    let buffers = file
+        .buffers()
+        .map(|b| match b.source() {
+            gltf::buffer::Source::Bin => file.blob.clone().expect("the .glb has its chunk"),
+            gltf::buffer::Source::Uri(uri) => match uri.split_once(";base64,") {
+                Some((_, data)) => base64::decode(data).expect("base64 buffer"),
+                None => std::fs::read(dir.join(uri)).expect("buffer file"),
+            },
+        })
+        .collect();
+    (file.document, buffers)
+}
+
 /// Positions of every vertex of the glTF mesh node named `node`, in file order (all
 /// primitives concatenated), in object-local space — read with the `gltf` crate directly,
 /// independent of drape's importer.
 pub fn gltf_positions(path: &Path, node: &str) -> Vec<[f32; 3]> {
-    let (doc, buffers, _) = gltf::import(path).expect("fixture is valid glTF");
+    let (doc, buffers) = gltf_import(path);
     let n = doc
         .nodes()
         .find(|n| n.name() == Some(node))
@@ -61,7 +79,7 @@ pub fn gltf_positions(path: &Path, node: &str) -> Vec<[f32; 3]> {
 
 /// Names of the glTF nodes that carry meshes.
 pub fn gltf_mesh_nodes(path: &Path) -> Vec<String> {
-    let (doc, _, _) = gltf::import(path).expect("fixture is valid glTF");
+    let (doc, _) = gltf_import(path);
     doc.nodes()
         .filter(|n| n.mesh().is_some())
         .filter_map(|n| n.name().map(str::to_string))

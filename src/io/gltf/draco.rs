@@ -106,13 +106,13 @@ fn decode_primitive<'a>(
     let bytes = view(view_index).map_err(|why| format!("its buffer view {why}"))?;
     // The decoder reports malformed data as errors; a panic inside it on a hostile file is
     // caught and becomes an input error too.
-    let mesh = std::panic::catch_unwind(|| {
+    let mesh = crate::io::foreign::catch(|| {
         let mut mesh = Mesh::new();
         MeshDecoder::new()
             .decode(&mut DecoderBuffer::new(bytes), &mut mesh)
             .map(|_| mesh)
     })
-    .map_err(|_| "its data is malformed".to_string())?
+    .ok_or_else(|| "its data is malformed".to_string())?
     .map_err(|e| format!("its data does not decode ({e})"))?;
     let points = mesh.num_points();
     let accessor = |i: usize| -> std::result::Result<(&Value, usize), String> {

@@ -208,8 +208,8 @@ pub fn select_with(path: &Path, sel: &Selection) -> Result<Scene> {
 /// a panic inside the `gltf` crate on a malformed file (none is known; this is a safety
 /// net) is still the file's fault and becomes an input error.
 fn open(path: &Path, sel: &Selection, fps: f64) -> Result<GltfFile> {
-    let mut file = std::panic::catch_unwind(|| GltfFile::open_with(path, &sel.allow_paths))
-        .unwrap_or_else(|_| {
+    let mut file = crate::io::foreign::catch(|| GltfFile::open_with(path, &sel.allow_paths))
+        .unwrap_or_else(|| {
             Err(Error::input(
                 path,
                 None,

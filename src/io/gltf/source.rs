@@ -396,9 +396,7 @@ fn load_buffer(
                 .to_string()
         })?,
         gltf::buffer::Source::Uri(uri) if uri.starts_with("data:") => {
-            gltf::buffer::Data::from_source(gltf::buffer::Source::Uri(uri), None)
-                .map_err(|e| format!("has an unreadable data URI ({e}); export it again"))?
-                .0
+            uri::data_uri(uri).map_err(|e| format!("has a data URI that {e}; export it again"))?
         }
         gltf::buffer::Source::Uri(uri) => {
             let Some(folders) = folders else {

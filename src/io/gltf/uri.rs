@@ -12,7 +12,8 @@
 //!
 //! so an absolute path (`/etc/passwd`, `file:///…`) or a `..` escape is refused with the URI
 //! named, and a scene file cannot make drape read files its user did not hand it. Files read
-//! must be regular files: a FIFO or a device would block or never end.
+//! must be regular files: a FIFO or a device would block or never end. A `data:` URI
+//! (RFC 2397) holds its bytes in base64 ([`data_uri`]).
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
@@ -64,6 +65,19 @@ impl Folders {
         }
         Ok(target)
     }
+}
+
+/// The bytes of a base64 `data:` URI (`data:[<media type>];base64,<data>`, RFC 2397), as
+/// glTF writers embed buffers; the error says what is malformed.
+pub(crate) fn data_uri(uri: &str) -> std::result::Result<Vec<u8>, String> {
+    let (head, data) = uri
+        .strip_prefix("data:")
+        .and_then(|rest| rest.split_once(','))
+        .ok_or("is not of the form data:<type>;base64,<data>")?;
+    if !head.ends_with(";base64") {
+        return Err("is not base64-encoded".to_string());
+    }
+    base64::decode(data.trim()).map_err(|e| format!("is not valid base64 ({e})"))
 }
 
 /// Whether `s` starts with a URI scheme (`name:`, RFC 3986 §3.1) rather than a path.

@@ -91,12 +91,9 @@ fn external_buffers_are_read_and_a_missing_one_is_named() {
     let path = write_edited(dir.path(), "ext.gltf", &[named_sheet("S", 3)], |doc| {
         let uri = doc["buffers"][0]["uri"].as_str().unwrap().to_string();
         let b64 = uri.split(',').nth(1).unwrap();
-        bin = gltf::buffer::Data::from_source(
-            gltf::buffer::Source::Uri(&format!("data:application/octet-stream;base64,{b64}")),
-            None,
-        )
-        .unwrap()
-        .0;
+        bin =
+            crate::io::gltf::uri::data_uri(&format!("data:application/octet-stream;base64,{b64}"))
+                .unwrap();
         doc["buffers"][0]["uri"] = json!("my%20mesh.bin");
     });
     std::fs::write(dir.path().join("my mesh.bin"), &bin).unwrap();
