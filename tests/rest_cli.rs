@@ -2,7 +2,7 @@
 //! "garments whose UVs are not a sewing pattern"): a skirt made like Blender's cylinder
 //! primitive around the animated fixture character.
 mod common;
-use common::{code, drape, s, stderr};
+use common::{drape, s, simulate_with_report};
 use drape::cache::pc2;
 use drape::fixtures::{
     tube_skirt, write_scene_gltf, CharacterMotion, GltfWriteOptions, TubeSkirtSpec,
@@ -15,28 +15,13 @@ fn bake(dir: &Path, scene: &Path, rest: Option<&str>) -> (i32, String, serde_jso
     let name = rest.unwrap_or("default");
     let out = dir.join(format!("{name}.pc2"));
     let report = dir.join(format!("{name}.json"));
-    let mut args = vec![
-        "simulate",
-        s(scene),
-        "--frames",
-        "1..24",
-        "-o",
-        s(&out),
-        "--report",
-        s(&report),
-        "--progress",
-        "none",
-    ];
-    if let Some(r) = rest {
-        args.extend(["--rest", r]);
-    }
-    let o = drape(&args);
-    let r = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-    if code(&o) == 0 {
+    let extra: Vec<&str> = rest.map(|r| vec!["--rest", r]).unwrap_or_default();
+    let (exit, err, r) = simulate_with_report(scene, "1..24", &out, &report, &extra);
+    if exit == 0 {
         let (_, _, frames) = pc2::read(&out).expect("the cache reads back");
         assert_eq!(frames.len(), 24, "{name}");
     }
-    (code(&o), stderr(&o), r)
+    (exit, err, r)
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! `tears`; a sound bake says nothing of the kind.
 mod common;
 
-use common::{code, drape, fixture, s, stderr};
+use common::{fixture, simulate_with_report};
 use serde_json::Value;
 use std::fmt::Write;
 use std::path::Path;
@@ -98,20 +98,7 @@ def Xform "root"
 /// Bakes `scene` over `frames` with a report; returns (exit code, stderr, report).
 fn bake(scene: &Path, frames: &str, dir: &Path) -> (i32, String, Value) {
     let (out, report) = (dir.join("out.pc2"), dir.join("report.json"));
-    let o = drape(&[
-        "simulate",
-        s(scene),
-        "--frames",
-        frames,
-        "-o",
-        s(&out),
-        "--report",
-        s(&report),
-        "--progress",
-        "none",
-    ]);
-    let text = std::fs::read_to_string(&report).unwrap();
-    (code(&o), stderr(&o), serde_json::from_str(&text).unwrap())
+    simulate_with_report(scene, frames, &out, &report, &[])
 }
 
 #[test]

@@ -41,6 +41,28 @@ pub fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
 
+/// `drape simulate scene --frames frames -o out --report report --progress none extra...`:
+/// the exit code, stderr and the run report (which every run that got to the bake writes).
+#[allow(dead_code)] // not every test binary that includes `common` bakes with a report
+pub fn simulate_with_report(
+    scene: &Path,
+    frames: &str,
+    out: &Path,
+    report: &Path,
+    extra: &[&str],
+) -> (i32, String, serde_json::Value) {
+    let mut args = vec!["simulate", s(scene), "--frames", frames, "-o", s(out)];
+    args.extend(["--report", s(report), "--progress", "none"]);
+    args.extend(extra);
+    let o = drape(&args);
+    let text = std::fs::read_to_string(report).expect("the run report is written");
+    (
+        code(&o),
+        stderr(&o),
+        serde_json::from_str(&text).expect("the report is JSON"),
+    )
+}
+
 /// The document and buffers of a glTF file, read with the `gltf` crate (embedded base64
 /// buffers, a `.glb` chunk or files beside it).
 fn gltf_import(path: &Path) -> (gltf::Document, Vec<Vec<u8>>) {

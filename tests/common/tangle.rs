@@ -106,6 +106,24 @@ pub struct Baked {
     pub crossings: (usize, usize),
 }
 
+impl Baked {
+    /// The issue's bounds on a garment started tangled: no edge stretched more than 20% at
+    /// any frame, no particle deeper than 2 mm `inside` (what it may not be in: "inside
+    /// the body", "under the floor") from the tenth frame on.
+    pub fn assert_untorn_and_out(&self, inside: &str) {
+        assert!(
+            self.worst_stretch <= 0.20,
+            "an edge stretched {:.1}%",
+            100.0 * self.worst_stretch
+        );
+        assert!(
+            self.deepest_late <= 0.002,
+            "{:.2} mm {inside} after frame 10",
+            1e3 * self.deepest_late
+        );
+    }
+}
+
 /// Bakes `garment` among `bodies` (cotton, 24 fps, the frame loop of the library) from
 /// frame 1 to `last`, every frame asserted to succeed; `inside(p, frame)` says how deep
 /// the particle at `p` lies inside a body at `frame` (m).

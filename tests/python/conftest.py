@@ -4,6 +4,7 @@ The tests read drape's caches with the programs that consume them (Blender's Mes
 modifier through `bpy`, Pixar's USD through `pxr`) and with readers written from the
 formats (readers.py). scripts/python-deps.sh installs them; scripts/test.sh runs them.
 """
+import json
 import os
 import pathlib
 import subprocess
@@ -39,3 +40,24 @@ def drape():
 @pytest.fixture
 def fixture():
     return lambda name: FIXTURES / name
+
+
+@pytest.fixture(scope="session")
+def dump_scene():
+    """dump_scene(path, frames) -> drape's reading of every mesh of `path` at `frames`
+    (examples/dump_scene_points.rs: {"meshes": [{"name", "animated", "frames": {"13":
+    [[x, y, z], ...]}}]}), from $DRAPE_DUMP_SCENE or the example cargo builds."""
+    exe = os.environ.get("DRAPE_DUMP_SCENE")
+    if not exe:
+        subprocess.run(["cargo", "build", "--quiet", "--release", "--example",
+                        "dump_scene_points"], cwd=ROOT, check=True, timeout=1800)
+        exe = ROOT / "target" / "release" / "examples" / "dump_scene_points"
+
+    def run(path, frames):
+        r = subprocess.run([str(exe), str(path), *map(str, frames)],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    return run
+

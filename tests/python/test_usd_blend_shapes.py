@@ -8,13 +8,7 @@ point samples (blend shapes, then linear blend skinning). drape's reading of the
 stage (`examples/dump_scene_points.rs`) must give the baked points within 1e-5 m at every
 frame; the same stage without its blend shapes must not (so the shapes are not a no-op).
 """
-import json
-import os
-import subprocess
-
 import pytest
-
-from conftest import ROOT
 
 np = pytest.importorskip("numpy")
 pxr = pytest.importorskip("pxr")
@@ -112,35 +106,18 @@ def baked_points(path):
     return out
 
 
-@pytest.fixture(scope="module")
-def dump():
-    exe = os.environ.get("DRAPE_DUMP_SCENE")
-    if not exe:
-        subprocess.run(["cargo", "build", "--quiet", "--release", "--example",
-                        "dump_scene_points"], cwd=ROOT, check=True, timeout=1800)
-        exe = ROOT / "target" / "release" / "examples" / "dump_scene_points"
-
-    def run(path):
-        r = subprocess.run([str(exe), str(path), *map(str, FRAMES)],
-                           capture_output=True, text=True, timeout=300)
-        assert r.returncode == 0, r.stderr
-        return json.loads(r.stdout)
-
-    return run
-
-
-def drape_points(dump, path):
-    d = dump(path)
+def drape_points(dump_scene, path):
+    d = dump_scene(path, FRAMES)
     (body,) = [m for m in d["meshes"] if m["name"] == "Body"]
     assert body["animated"]
     return {f: np.array(body["frames"][str(f)]) for f in FRAMES}
 
 
-def test_blend_shapes_match_pixar_bake(tmp_path, dump):
+def test_blend_shapes_match_pixar_bake(tmp_path, dump_scene):
     src = tmp_path / "shapes.usda"
     build(src)
     want = baked_points(src)
-    got = drape_points(dump, src)
+    got = drape_points(dump_scene, src)
     worst = max(np.abs(got[f] - want[f]).max() for f in FRAMES)
     print(f"blend shapes: max |Δ| {worst:.3g} m")
     assert worst <= TOLERANCE, f"max |Δ| {worst:.3g} m against UsdSkel.BakeSkinning"
@@ -149,14 +126,14 @@ def test_blend_shapes_match_pixar_bake(tmp_path, dump):
     # skel:blendShapeTargets) and inbetween weights come through the .usdc reader too.
     crate = tmp_path / "shapes.usdc"
     Usd.Stage.Open(str(src)).Export(str(crate))
-    got = drape_points(dump, crate)
+    got = drape_points(dump_scene, crate)
     worst = max(np.abs(got[f] - want[f]).max() for f in FRAMES)
     print(f"blend shapes from .usdc: max |Δ| {worst:.3g} m")
     assert worst <= TOLERANCE, f".usdc: max |Δ| {worst:.3g} m against UsdSkel.BakeSkinning"
 
     plain = tmp_path / "plain.usda"
     build(plain, with_shapes=False)
-    without = drape_points(dump, plain)
+    without = drape_points(dump_scene, plain)
     effect = max(np.abs(without[f] - want[f]).max() for f in FRAMES)
     print(f"shapes move points by up to {effect:.3g} m")
     assert effect > 0.05, f"the blend shapes move points by only {effect:.3g} m"

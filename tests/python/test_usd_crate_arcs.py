@@ -4,13 +4,7 @@ Pixar's `pxr`. drape's reading (`examples/dump_scene_points.rs`) must put every 
 where Pixar's composed stage does (world space, instance proxies included), within 1e-6 m,
 at two frames of an animated transform.
 """
-import json
-import os
-import subprocess
-
 import pytest
-
-from conftest import ROOT
 
 np = pytest.importorskip("numpy")
 pytest.importorskip("pxr")
@@ -83,22 +77,9 @@ def pixar_points(path, frame):
     return np.array(sorted(map(tuple, out)))
 
 
-@pytest.fixture(scope="module")
-def dump():
-    exe = os.environ.get("DRAPE_DUMP_SCENE")
-    if not exe:
-        subprocess.run(["cargo", "build", "--quiet", "--release", "--example",
-                        "dump_scene_points"], cwd=ROOT, check=True, timeout=1800)
-        exe = ROOT / "target" / "release" / "examples" / "dump_scene_points"
-    return exe
-
-
-def test_crate_file_arcs_compose_as_pixar_does(tmp_path, dump):
+def test_crate_file_arcs_compose_as_pixar_does(tmp_path, dump_scene):
     path = build(tmp_path)
-    r = subprocess.run([str(dump), str(path), *map(str, FRAMES)],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    meshes = json.loads(r.stdout)["meshes"]
+    meshes = dump_scene(path, FRAMES)["meshes"]
     assert len(meshes) == 4, [m["name"] for m in meshes]
     for f in FRAMES:
         got = np.array(sorted(tuple(p) for m in meshes for p in m["frames"][str(f)]))
